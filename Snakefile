@@ -1,0 +1,22 @@
+# judgecal: reproduce the CBC paper and the Judge-LS protocol from raw judge runs.
+# Usage: snakemake --cores N [--configfile my.yaml]; outputs go to results/.
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "config/schema/config.schema.yaml")
+
+
+include: "rules/common.smk"
+include: "rules/ingest.smk"
+include: "rules/calibrate.smk"
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True

@@ -1,0 +1,261 @@
+"""Reading and validating judge runs, and building the task-level panel.
+
+Everything a user hands the workflow passes through here. Problems are reported as
+:class:`InputError`: the file, the offending rows or values, and what was expected, raised
+before any output is written. Inner numerical code trusts what leaves this module.
+
+Standard tables (column names after renaming):
+
+* run table: task, language, backbone, framework, score[, stratum]
+* requirement table: task, language, backbone, framework, requirement_id, category, satisfied
+  [, response_status]
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .panel import Panel
+
+RUN_KEYS = ["task", "language", "backbone", "framework"]
+RUN_COLUMNS = RUN_KEYS + ["score"]
+REQUIREMENT_COLUMNS = RUN_KEYS + ["requirement_id", "category", "satisfied"]
+MISSING_POLICIES = ("error", "omit")
+
+
+class InputError(ValueError):
+    """Bad user input: names the file, what is wrong (with example rows) and what was expected."""
+
+    def __init__(self, source, problem: str, expected: str, rows: pd.DataFrame | None = None):
+        message = f"{source}: {problem}\n  expected: {expected}"
+        if rows is not None and len(rows):
+            shown = rows.head(5).to_string(max_colwidth=40)
+            more = f"\n  ... and {len(rows) - 5} more" if len(rows) > 5 else ""
+            message += "\n  offending rows (file row numbers, header = row 1):\n    " + \
+                shown.replace("\n", "\n    ") + more
+        super().__init__(message)
+
+
+def _file_rows(frame: pd.DataFrame, mask) -> pd.DataFrame:
+    """Rows under ``mask`` indexed by their line in the file (header is line 1)."""
+    bad = frame.loc[mask]
+    return bad.set_axis(bad.index + 2, axis=0)
+
+
+def natural_key(label: str):
+    """Sort key that orders '2' before '10' and '01_x' before '02_y'."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(label))]
+
+
+def sha256(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_table(path, columns: list[str] | None = None) -> pd.DataFrame:
+    """Read a CSV or Parquet table, checking that ``columns`` are present."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "file not found", "an existing CSV or Parquet file (check data_dir)")
+    try:
+        if path.suffix == ".parquet":
+            frame = pd.read_parquet(path)
+        else:
+            frame = pd.read_csv(path, low_memory=False)
+    except Exception as error:  # the reader's own message says what went wrong in the file
+        raise InputError(path, f"cannot be read as a table ({error})", "a CSV or Parquet table")
+    if columns:
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise InputError(path, f"missing column(s) {missing}; it has {list(frame.columns)}",
+                             f"columns {columns} (rename them with the panel's `columns` mapping)")
+    return frame
+
+
+def rename_columns(frame: pd.DataFrame, mapping: dict | None) -> pd.DataFrame:
+    """Rename user columns to the standard names; ``mapping`` is standard name -> user name."""
+    if not mapping:
+        return frame
+    return frame.rename(columns={user: std for std, user in mapping.items() if user != std})
+
+
+def _check_keys(frame: pd.DataFrame, keys: list[str], source) -> None:
+    """Keys must be present (not NaN / empty) and unique."""
+    for key in keys:
+        empty = frame[key].isna() | (frame[key].astype(str).str.strip() == "")
+        if empty.any():
+            raise InputError(source, f"column '{key}' is empty in {int(empty.sum())} row(s)",
+                             f"a label in every row of '{key}'", _file_rows(frame, empty))
+    duplicated = frame.duplicated(keys, keep=False)
+    if duplicated.any():
+        raise InputError(source, f"{int(duplicated.sum())} rows share the same {keys}",
+                         f"one row per {tuple(keys)}", _file_rows(frame, duplicated))
+
+
+def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
+                  missing: str = "error", keys: list[str] = RUN_KEYS) -> pd.DataFrame:
+    """Check a run table (standard column names) and return it typed and clean.
+
+    Scores must be numeric and inside ``score_range`` (None for no bound). NaN scores stop the
+    run unless ``missing == "omit"``, in which case those rows are dropped (the panel setting
+    for omitted scores; never a silent default).
+    """
+    if missing not in MISSING_POLICIES:
+        raise InputError(source, f"unknown missing-score policy {missing!r}",
+                         f"one of {MISSING_POLICIES}")
+    absent = [c for c in keys + ["score"] if c not in frame.columns]
+    if absent:
+        raise InputError(source, f"missing column(s) {absent}; it has {list(frame.columns)}",
+                         f"columns {keys + ['score']}")
+    frame = frame.reset_index(drop=True)
+    _check_keys(frame, keys, source)
+    score = pd.to_numeric(frame["score"], errors="coerce")
+    non_numeric = score.isna() & frame["score"].notna()
+    if non_numeric.any():
+        raise InputError(source, f"{int(non_numeric.sum())} non-numeric score(s)",
+                         "a number in column 'score'", _file_rows(frame, non_numeric))
+    infinite = np.isinf(score)
+    if infinite.any():
+        raise InputError(source, "infinite score(s)", "finite scores", _file_rows(frame, infinite))
+    if score_range is not None:
+        low, high = score_range
+        outside = (score < low) | (score > high)
+        if outside.any():
+            raise InputError(source, f"{int(outside.sum())} score(s) outside [{low}, {high}]",
+                             f"scores in [{low}, {high}] (the panel's score_range)",
+                             _file_rows(frame, outside))
+    nan = score.isna()
+    if nan.any() and missing == "error":
+        raise InputError(source, f"{int(nan.sum())} missing (NaN) score(s)",
+                         "a score in every row, or `missing: omit` in the panel config to leave "
+                         "them out of the means", _file_rows(frame, nan))
+    out = frame.assign(score=score.astype(float)).loc[~nan]
+    for key in keys:
+        out[key] = out[key].astype(str)
+    columns = keys + ["score"] + (["stratum"] if "stratum" in out.columns else [])
+    return out[columns].reset_index(drop=True)
+
+
+def runs_from_requirements(requirements: pd.DataFrame, source) -> pd.DataFrame:
+    """Run scores ``100 x satisfied / requirements`` from requirement-level verdicts."""
+    absent = [c for c in REQUIREMENT_COLUMNS if c not in requirements.columns]
+    if absent:
+        raise InputError(source, f"missing column(s) {absent}", f"columns {REQUIREMENT_COLUMNS}")
+    requirements = requirements.reset_index(drop=True)
+    _check_keys(requirements, RUN_KEYS + ["requirement_id"], source)
+    satisfied = pd.to_numeric(requirements["satisfied"], errors="coerce")
+    bad = ~satisfied.isin([0, 1])
+    if bad.any():
+        raise InputError(source, f"{int(bad.sum())} value(s) of 'satisfied' are not 0/1",
+                         "satisfied in {0, 1} (or true/false)", _file_rows(requirements, bad))
+    grouped = requirements.assign(satisfied=satisfied).groupby(RUN_KEYS, sort=False)["satisfied"]
+    runs = grouped.agg(n_requirements="size", n_satisfied="sum").reset_index()
+    runs["score"] = 100.0 * runs["n_satisfied"] / runs["n_requirements"]
+    return runs
+
+
+def check_runs_agree(runs: pd.DataFrame, recomputed: pd.DataFrame, source, atol=1e-9) -> None:
+    """The given run table and the one recomputed from requirements must agree."""
+    merged = runs.merge(recomputed[RUN_KEYS + ["score"]], on=RUN_KEYS, how="outer",
+                        suffixes=("", "_requirements"), indicator=True)
+    unmatched = merged["_merge"] != "both"
+    differs = ~unmatched & ~np.isclose(merged["score"], merged["score_requirements"], atol=atol)
+    if unmatched.any() or differs.any():
+        bad = merged.loc[unmatched | differs, RUN_KEYS + ["score", "score_requirements", "_merge"]]
+        raise InputError(source, f"{len(bad)} run(s) disagree with the requirement table",
+                         "each run's score = 100 x satisfied / requirements of its verdicts", bad)
+
+
+def order_labels(present, wanted, axis: str, source) -> tuple[str, ...]:
+    """Axis order: the configured order if given (must match the data), else natural sort."""
+    present = list(present)
+    if not wanted:
+        return tuple(sorted(present, key=natural_key))
+    wanted = [str(w) for w in wanted]
+    unknown = sorted(set(present) - set(wanted))
+    absent = [w for w in wanted if w not in set(present)]
+    if absent:
+        raise InputError(source, f"{axis}(s) {absent} are configured but have no runs",
+                         f"runs for every configured {axis}, or remove them from the panel's "
+                         f"`{axis}s` list")
+    if unknown:
+        raise InputError(source, f"{axis}(s) {unknown} have runs but are not in the configured "
+                         f"order {wanted}", f"every {axis} listed in the panel's `{axis}s`")
+    return tuple(wanted)
+
+
+def build_panel(runs: pd.DataFrame, source, languages=None, backbones=None,
+                allow_missing_cells: bool = False) -> Panel:
+    """Average runs over frameworks into the task-level panel ``T[t, l, b]``.
+
+    A balanced panel has every task x language x backbone cell. Missing cells stop the run
+    (naming them) unless ``allow_missing_cells`` (a panel whose individual scores are omitted).
+    """
+    tasks = order_labels(runs["task"].unique(), None, "task", source)
+    langs = order_labels(runs["language"].unique(), languages, "language", source)
+    bbs = order_labels(runs["backbone"].unique(), backbones, "backbone", source)
+    t = pd.Categorical(runs["task"], categories=tasks).codes
+    l = pd.Categorical(runs["language"], categories=langs).codes
+    b = pd.Categorical(runs["backbone"], categories=bbs).codes
+    shape = (len(tasks), len(langs), len(bbs))
+    flat = np.ravel_multi_index((t, l, b), shape)
+    size = int(np.prod(shape))
+    n_runs = np.bincount(flat, minlength=size)
+    total = np.bincount(flat, weights=runs["score"].to_numpy(float), minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = np.where(n_runs > 0, total / np.maximum(n_runs, 1), np.nan)
+    empty = np.flatnonzero(n_runs == 0)
+    if len(empty) and not allow_missing_cells:
+        it, il, ib = np.unravel_index(empty, shape)
+        cells = pd.DataFrame({"task": np.asarray(tasks)[it], "language": np.asarray(langs)[il],
+                              "backbone": np.asarray(bbs)[ib]})
+        raise InputError(source, f"unbalanced panel: {len(empty)} of {size} task x language x "
+                         "backbone cells have no runs",
+                         "every task judged in every language by every backbone (estimation "
+                         "with missing cells is not supported yet)", cells.set_axis(range(1, len(cells) + 1)))
+    strata = None
+    if "stratum" in runs.columns:
+        per_task = runs.groupby("task")["stratum"].nunique()
+        mixed = per_task[per_task > 1]
+        if len(mixed):
+            raise InputError(source, f"task(s) {list(mixed.index[:5])} have several strata",
+                             "one stratum per task")
+        first = runs.drop_duplicates("task").set_index("task")["stratum"].astype(str)
+        strata = tuple(first.loc[list(tasks)].tolist())
+    return Panel(values.reshape(shape), tasks, langs, bbs, strata=strata,
+                 n_runs=n_runs.reshape(shape))
+
+
+def load_preference_margins(files: dict, source_dir, columns: dict | None = None) -> pd.DataFrame:
+    """Run table from per-evaluator preference files (M-RewardBench layout).
+
+    ``files`` maps evaluator (backbone) name -> file; each file has item, subset, language,
+    chosen and rejected scores. score = margin = chosen - rejected; items are tasks, the subset
+    is the stratum, and there is a single "framework". Rows whose chosen or rejected score is
+    missing keep a NaN margin (the panel's ``missing`` policy decides).
+    """
+    names = {"item": "item_numeric_id", "subset": "subset", "language": "language",
+             "chosen": "chosen_score", "rejected": "rejected_score", **(columns or {})}
+    frames = []
+    for evaluator, relative in files.items():
+        path = Path(source_dir) / relative
+        frame = read_table(path, list(names.values()))
+        chosen = pd.to_numeric(frame[names["chosen"]], errors="coerce")
+        rejected = pd.to_numeric(frame[names["rejected"]], errors="coerce")
+        bad = (chosen.isna() & frame[names["chosen"]].notna()) | \
+              (rejected.isna() & frame[names["rejected"]].notna())
+        if bad.any():
+            raise InputError(path, "non-numeric chosen/rejected score(s)", "numbers or empty",
+                             _file_rows(frame, bad))
+        frames.append(pd.DataFrame({
+            "task": frame[names["item"]].astype(str), "language": frame[names["language"]].astype(str),
+            "backbone": str(evaluator), "framework": "single", "score": chosen - rejected,
+            "stratum": frame[names["subset"]].astype(str)}))
+    return pd.concat(frames, ignore_index=True)

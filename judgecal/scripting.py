@@ -1,0 +1,56 @@
+"""Running a workflow step: logging to the rule's log file and clean failure on bad input.
+
+Rule scripts call :func:`run_step` with their ``main`` and the ``snakemake`` object; this module
+does not import Snakemake. An :class:`~judgecal.io.InputError` (or a ValueError raised on user
+input) becomes one readable message in the log and on stderr, and a non-zero exit, so
+Snakemake stops the workflow and removes the step's partial outputs.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger("judgecal")
+
+
+def run_step(main, smk) -> None:
+    """Configure logging to ``smk.log[0]`` and run ``main(smk)``."""
+    handlers = [logging.StreamHandler(sys.stderr)]
+    if len(smk.log):
+        handlers.append(logging.FileHandler(smk.log[0], mode="w"))
+    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
+                        format="%(asctime)s %(levelname)s [%(name)s] %(message)s")
+    log.info("rule %s, wildcards %s", smk.rule, dict(smk.wildcards))
+    try:
+        main(smk)
+    except ValueError as error:
+        log.error("%s", error)
+        sys.exit(1)
+    log.info("done")
+
+
+def _plain(value):
+    """JSON encoder for numpy scalars and arrays."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} to JSON")
+
+
+def write_json(data: dict, path) -> None:
+    """Write a small result as indented, key-ordered JSON (byte-stable across runs)."""
+    Path(path).write_text(json.dumps(data, indent=2, sort_keys=False, default=_plain) + "\n")
+
+
+def write_csv(frame, path, float_format="%.12g") -> None:
+    """Write a tidy table with a fixed float format (byte-stable across runs)."""
+    frame.to_csv(path, index=False, float_format=float_format)
+
+
+def write_parquet(frame, path) -> None:
+    frame.to_parquet(path, index=False)

@@ -1,0 +1,35 @@
+# CBC: interaction beta by double-centring, calibrated scores, rankings, radius and R^2.
+
+
+rule cbc:
+    input:
+        tensor="results/{panel}/tensor.parquet",
+        runs="results/{panel}/runs.parquet",
+        manifest="results/{panel}/inputs.json",
+    output:
+        beta="results/{panel}/cbc/beta.csv",
+        beta_weighted="results/{panel}/cbc/beta_weighted.csv",
+        rankings="results/{panel}/cbc/rankings.csv",
+        calibrated="results/{panel}/cbc/calibrated_tensor.parquet",
+        summary="results/{panel}/cbc/summary.json",
+    params:
+        eps=config["cbc"]["eps"],
+        seed=lambda wc: PANELS[wc.panel].get("seed"),
+    log:
+        "results/{panel}/logs/cbc.log",
+    benchmark:
+        "results/{panel}/benchmarks/cbc.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../workflow_scripts/cbc.py"
+
+
+register_targets(
+    lambda: expand(
+        "results/{panel}/cbc/{name}",
+        panel=panels_with("cbc"),
+        name=["beta.csv", "rankings.csv", "summary.json"],
+    )
+)

@@ -1,0 +1,81 @@
+# Input functions, target lists and wildcard constraints shared by every stage.
+from pathlib import Path
+
+DATA_DIR = Path(config["data_dir"])
+PANELS = config["panels"]
+# Kinds that become a task x language x backbone score tensor (everything but Judge-LS verdicts).
+TENSOR_KINDS = ("judge_runs", "judgment_tree", "synthetic", "preference_margins")
+
+
+wildcard_constraints:
+    panel="[A-Za-z][A-Za-z0-9_]*",
+
+
+def panel_config(wildcards):
+    return PANELS[wildcards.panel]
+
+
+def panels_with(analysis):
+    """Names of tensor panels whose config lists ``analysis``."""
+    return [
+        name
+        for name, panel in PANELS.items()
+        if panel["kind"] in TENSOR_KINDS and analysis in panel["analyses"]
+    ]
+
+
+def has_requirements(name):
+    panel = PANELS[name]
+    return (
+        (panel["kind"] == "judge_runs" and "requirements" in panel)
+        or panel["kind"] == "judgment_tree"
+        or (panel["kind"] == "synthetic" and panel["requirements_per_task"] > 0)
+    )
+
+
+def data_path(relative):
+    return str(DATA_DIR / relative)
+
+
+def ingest_inputs(wildcards):
+    """Raw inputs of a panel, by kind; data files are read from data_dir at run time."""
+    panel = PANELS[wildcards.panel]
+    kind = panel["kind"]
+    if kind == "judge_runs":
+        return {k: data_path(panel[k]) for k in ("runs", "requirements") if k in panel}
+    if kind == "judgment_tree":
+        return {"requirements": f"results/{wildcards.panel}/raw/requirements.parquet"}
+    if kind == "synthetic":
+        inputs = {"runs": f"results/{wildcards.panel}/synthetic/runs.parquet"}
+        if panel["requirements_per_task"] > 0:
+            inputs["requirements"] = f"results/{wildcards.panel}/synthetic/requirements.parquet"
+        return inputs
+    if kind == "preference_margins":
+        return {name: data_path(path) for name, path in panel["files"].items()}
+    raise ValueError(
+        f"panel '{wildcards.panel}' has kind '{kind}', which has no score tensor"
+    )
+
+
+def judgment_tree_files(wildcards):
+    root = DATA_DIR / PANELS[wildcards.panel]["root"]
+    files = sorted(str(p) for p in root.rglob("*.json"))
+    if not files:
+        raise ValueError(
+            f"panel '{wildcards.panel}': no JSON judgments under {root} "
+            "(expected <backbone>/<Language>/<Framework>/judgment/<Framework>/"
+            "agent_as_a_judge/gray_box/<task>.json)"
+        )
+    return files
+
+
+TARGETS = []
+
+
+def register_targets(function):
+    """Stages add a function returning their final outputs; rule all collects them."""
+    TARGETS.append(function)
+
+
+def all_targets():
+    return [path for function in TARGETS for path in function()]

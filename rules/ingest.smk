@@ -1,0 +1,71 @@
+# Ingest: raw judge runs -> validated run table -> task-level tensor and cell means.
+
+
+localrules:
+    tensor,
+
+
+rule simulate_panel:
+    output:
+        runs="results/{panel}/synthetic/runs.parquet",
+        requirements="results/{panel}/synthetic/requirements.parquet",
+        truth="results/{panel}/synthetic/truth.json",
+        beta_true="results/{panel}/synthetic/beta_true.csv",
+    params:
+        panel=panel_config,
+    log:
+        "results/{panel}/logs/simulate_panel.log",
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    script:
+        "../workflow_scripts/simulate_panel.py"
+
+
+rule flatten_judgment_tree:
+    input:
+        judgment_tree_files,
+    output:
+        requirements="results/{panel}/raw/requirements.parquet",
+    params:
+        root=lambda wc: data_path(PANELS[wc.panel]["root"]),
+    log:
+        "results/{panel}/logs/flatten_judgment_tree.log",
+    resources:
+        mem_mb=2000,
+        runtime=20,
+    script:
+        "../workflow_scripts/flatten_judgment_tree.py"
+
+
+rule ingest:
+    input:
+        unpack(ingest_inputs),
+    output:
+        runs="results/{panel}/runs.parquet",
+        manifest="results/{panel}/inputs.json",
+    params:
+        panel=panel_config,
+    log:
+        "results/{panel}/logs/ingest.log",
+    benchmark:
+        "results/{panel}/benchmarks/ingest.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../workflow_scripts/ingest.py"
+
+
+rule tensor:
+    input:
+        runs="results/{panel}/runs.parquet",
+    output:
+        tensor="results/{panel}/tensor.parquet",
+        cell_means="results/{panel}/cell_means.csv",
+    params:
+        panel=panel_config,
+    log:
+        "results/{panel}/logs/tensor.log",
+    script:
+        "../workflow_scripts/tensor.py"

@@ -1,0 +1,20 @@
+"""Generate a synthetic additive-model panel and write its ground truth next to its runs."""
+import logging
+
+from judgecal.scripting import run_step, write_csv, write_json, write_parquet
+from judgecal.synthetic import SIMULATION_SETTINGS, simulate_panel
+
+log = logging.getLogger("judgecal.simulate")
+
+
+def main(smk):
+    settings = {key: smk.params.panel[key] for key in SIMULATION_SETTINGS}
+    synthetic = simulate_panel(**settings)
+    log.info("simulated %d runs with settings %s", len(synthetic.runs), settings)
+    write_parquet(synthetic.runs, smk.output.runs)
+    write_parquet(synthetic.requirements, smk.output.requirements)
+    write_json(synthetic.truth_summary(), smk.output.truth)
+    write_csv(synthetic.beta_frame(), smk.output.beta_true)
+
+
+run_step(main, snakemake)
