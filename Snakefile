@@ -8,10 +8,12 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+# common.smk fills the settings a user's --configfile leaves out from config/config.yaml
+include: "rules/common.smk"
+
+
 validate(config, "config/schema/config.schema.yaml")
 
-
-include: "rules/common.smk"
 include: "rules/ingest.smk"
 include: "rules/calibrate.smk"
 

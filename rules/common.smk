@@ -1,6 +1,24 @@
 # Input functions, target lists and wildcard constraints shared by every stage.
+import copy
 from pathlib import Path
 
+import yaml
+
+
+def fill_defaults(user, defaults):
+    """Fill settings missing from the user's config with config/config.yaml's, recursively.
+
+    Panels are not merged: a user's ``panels`` replaces the default panels entirely.
+    """
+    for key, value in defaults.items():
+        if key not in user:
+            user[key] = copy.deepcopy(value)
+        elif key != "panels" and isinstance(value, dict) and isinstance(user[key], dict):
+            fill_defaults(user[key], value)
+
+
+with open(workflow.source_path("../config/config.yaml")) as handle:
+    fill_defaults(config, yaml.safe_load(handle))
 DATA_DIR = Path(config["data_dir"])
 PANELS = config["panels"]
 # Kinds that become a task x language x backbone score tensor (everything but Judge-LS verdicts).

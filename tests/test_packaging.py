@@ -1,0 +1,25 @@
+"""Install files stay consistent: environment.yml pins exactly what requirements.txt pins."""
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_environment_yml_has_the_same_pins_as_requirements():
+    requirements = {line.strip() for line in (REPO / "requirements.txt").read_text().splitlines()
+                    if line.strip() and not line.startswith("#")}
+    environment = yaml.safe_load((REPO / "environment.yml").read_text())
+    pip_section = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
+    assert set(pip_section) - {"-e ."} == requirements
+    assert all("==" in pin for pin in requirements)
+    assert "python=3.11" in environment["dependencies"]
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (REPO / "README.md").read_text()
+    command = ("python3 -m venv .venv && . .venv/bin/activate && pip install -r requirements.txt "
+               "-e . && python -m pytest -q")
+    assert command in readme
+    ci = (REPO / ".ci" / "run").read_text()
+    assert "pip install -q -r requirements.txt -e . && python -m pytest -q" in ci

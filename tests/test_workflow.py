@@ -1,0 +1,107 @@
+"""End-to-end: real snakemake runs in temporary directories, and a dry run of the full DAG."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import DEVAI_DIR, SHARED_DATA
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+
+def snakemake(workdir, *args, check=True):
+    """Run snakemake on the repository's Snakefile inside ``workdir``."""
+    command = SNAKEMAKE + ["-s", str(REPO / "Snakefile"), "--cores", "2", *args]
+    result = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+    return result
+
+
+def write_config(workdir, config):
+    path = Path(workdir) / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def own_data_config(tmp_path):
+    """A user's own run table, with their own column names, next to the real devai panel."""
+    runs = pd.read_csv(DEVAI_DIR / "run_level_scores.csv")
+    mine = runs[runs["backbone"].isin(["gpt-4o", "qwen3.5-9b", "gpt-5.4"])
+                & runs["language"].isin(["English", "Spanish", "Hindi"])]
+    mine = mine.rename(columns={"task": "prompt_id", "score": "pct", "backbone": "judge_model"})
+    (tmp_path / "data").mkdir()
+    mine.to_csv(tmp_path / "data" / "my_runs.csv", index=False)
+    return {
+        "data_dir": str(tmp_path / "data"),
+        "panels": {
+            "mine": {"kind": "judge_runs", "runs": "my_runs.csv",
+                     "columns": {"task": "prompt_id", "score": "pct", "backbone": "judge_model"},
+                     "score_range": [0, 100], "missing": "error", "analyses": ["cbc"]},
+        },
+    }
+
+
+@pytest.mark.slow
+def test_own_data_end_to_end(tmp_path):
+    config = write_config(tmp_path, own_data_config(tmp_path))
+    snakemake(tmp_path, "--configfile", str(config))
+    out = tmp_path / "results" / "mine"
+    beta = pd.read_csv(out / "cbc" / "beta.csv")
+    assert list(beta.columns) == ["language", "backbone", "beta"] and len(beta) == 9
+    assert np.allclose(beta.groupby("language")["beta"].sum(), 0)
+    summary = json.loads((out / "cbc" / "summary.json").read_text())
+    assert summary["n_runs"] == 55 * 3 * 3 * 3 and summary["same_order_after_cbc"]
+    assert set(summary["inputs"]) == {"runs"} and len(summary["inputs"]["runs"]["sha256"]) == 64
+    rankings = pd.read_csv(out / "cbc" / "rankings.csv")
+    assert rankings.groupby("backbone")["rank_cbc"].nunique().eq(1).all()
+    for log in ["ingest", "tensor", "cbc"]:
+        assert "done" in (out / "logs" / f"{log}.log").read_text()
+    # a second run has nothing to do
+    again = snakemake(tmp_path, "--configfile", str(config), "-n")
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+
+@pytest.mark.slow
+def test_bad_input_stops_with_a_clear_message_and_no_output(tmp_path):
+    config = own_data_config(tmp_path)
+    path = tmp_path / "data" / "my_runs.csv"
+    runs = pd.read_csv(path)
+    runs.loc[7, "pct"] = 130.0
+    runs.to_csv(path, index=False)
+    result = snakemake(tmp_path, "--configfile", str(write_config(tmp_path, config)), check=False)
+    assert result.returncode != 0
+    text = result.stdout + result.stderr
+    assert "my_runs.csv: 1 score(s) outside [0, 100]" in text
+    assert "Traceback" not in (tmp_path / "results/mine/logs/ingest.log").read_text()
+    assert not (tmp_path / "results" / "mine" / "runs.parquet").exists()
+
+
+@pytest.mark.slow
+def test_unknown_panel_kind_is_rejected_by_the_schema(tmp_path):
+    config = own_data_config(tmp_path)
+    config["panels"]["mine"]["kind"] = "spreadsheet"
+    result = snakemake(tmp_path, "--configfile", str(write_config(tmp_path, config)), "-n",
+                       check=False)
+    assert result.returncode != 0
+    assert "spreadsheet" in result.stdout + result.stderr
+
+
+def test_full_default_dag_dry_run(tmp_path):
+    """The default config's whole DAG resolves (dry run from the repository)."""
+    result = snakemake(tmp_path, "-n", "--configfile", str(REPO / "config" / "config.yaml"),
+                       "--config", f"data_dir={SHARED_DATA}")
+    text = result.stdout + result.stderr
+    assert "This was a dry-run" in text
+    defaults = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    for panel, settings in defaults["panels"].items():
+        if "cbc" in settings["analyses"]:
+            assert f"results/{panel}/cbc/summary.json" in text
