@@ -78,7 +78,6 @@ def _aggregate(wins: np.ndarray, valid: np.ndarray, codes: np.ndarray, n_strata:
     cells = wins.shape[1:-1]
 
     def count(x):
-        x = np.moveaxis(x, -1, -2)[..., None, :] if False else x
         stacked = np.einsum("tg,t...p->t...gp", onehot, x).reshape(len(codes), -1)
         out = item_weights @ stacked
         return out.reshape(item_weights.shape[:-1] + cells + (n_strata, x.shape[-1]))

@@ -18,8 +18,7 @@ def test_environment_yml_has_the_same_pins_as_requirements():
 
 def test_ci_runs_the_readme_test_command():
     readme = (REPO / "README.md").read_text()
-    command = ("python3 -m venv .venv && . .venv/bin/activate && pip install -r requirements.txt "
-               "-e . && python -m pytest -q")
+    command = ("python3 -m venv .venv && . .venv/bin/activate && pip install -q -r "
+               "requirements.txt -e . && python -m pytest -q")
     assert command in readme
-    ci = (REPO / ".ci" / "run").read_text()
-    assert "pip install -q -r requirements.txt -e . && python -m pytest -q" in ci
+    assert command in (REPO / ".ci" / "run").read_text()
