@@ -3,6 +3,7 @@
 
 rule cbc:
     input:
+        unpack(truth_input),
         tensor="results/{panel}/tensor.parquet",
         runs="results/{panel}/runs.parquet",
         manifest="results/{panel}/inputs.json",

@@ -75,6 +75,13 @@ def ingest_inputs(wildcards):
     )
 
 
+def truth_input(wildcards):
+    """A synthetic panel's planted beta, so analyses can report their error against it."""
+    if PANELS[wildcards.panel]["kind"] == "synthetic":
+        return {"beta_true": f"results/{wildcards.panel}/synthetic/beta_true.csv"}
+    return {}
+
+
 def judgment_tree_files(wildcards):
     root = DATA_DIR / PANELS[wildcards.panel]["root"]
     files = sorted(str(p) for p in root.rglob("*.json"))

@@ -52,6 +52,13 @@ def main(smk):
         "seed": smk.params.seed,
         "inputs": json.loads(open(smk.input.manifest).read())["files"],
     }
+    if "beta_true" in smk.input.keys():
+        truth = io.read_table(smk.input.beta_true)
+        merged = panel.matrix_frame(result.beta, "beta").merge(truth, on=["language", "backbone"])
+        error = (merged["beta"] - merged["beta_true"]).abs()
+        summary["beta_error_vs_truth"] = {"mean_abs": float(error.mean()),
+                                          "max_abs": float(error.max())}
+        log.info("error against the planted beta: mean %.3f, max %.3f", error.mean(), error.max())
     log.info("max |beta| %.3f, radius %.3f (total SD), R^2 %.4f / %.4f",
              summary["max_abs_beta"], summary["radius_total"], summary["r2_two_way"],
              summary["r2_full"])
