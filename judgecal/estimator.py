@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import scipy.linalg
 import scipy.stats
 
 from .panel import Panel
@@ -118,42 +117,45 @@ def rankings_frame(panel: Panel, result: CBCResult) -> pd.DataFrame:
 
 # --- R^2 of one-hot OLS on run-level rows ----------------------------------------------------
 
-def _term_codes(runs: pd.DataFrame, term: tuple[str, ...]) -> tuple[np.ndarray, int]:
-    """Integer codes (and level count) of a factor or an interaction of factors."""
+def _factor_codes(runs: pd.DataFrame, term: tuple[str, ...], cache: dict) -> np.ndarray:
+    """Dense integer codes of a factor or of an interaction of factors."""
     codes = np.zeros(len(runs), dtype=np.int64)
-    size = 1
     for col in term:
-        c, levels = pd.factorize(runs[col], sort=False)
+        if col not in cache:
+            cache[col] = pd.factorize(runs[col], sort=False)
+        c, levels = cache[col]
         codes = codes * len(levels) + c
-        size *= len(levels)
-    uniq, codes = np.unique(codes, return_inverse=True)
-    return codes, len(uniq)
+    return np.unique(codes, return_inverse=True)[1] if len(term) > 1 else codes
 
 
-def ols_r_squared(runs: pd.DataFrame, terms: list[tuple[str, ...]], score: str = "score") -> float:
+def ols_r_squared(runs: pd.DataFrame, terms: list[tuple[str, ...]], score: str = "score",
+                  tol: float = 1e-10, max_sweeps: int = 10_000) -> float:
     """R^2 of least squares on an intercept plus a full one-hot block per term.
 
-    The rank-deficient design is handled through the normal equations, built from
-    co-occurrence counts (``X'X``) and group sums (``X'y``) so memory does not grow with rows
-    times columns; the minimum-norm solution gives the same fitted values as any other.
+    The residual of the projection onto the span of all blocks is found by alternating
+    projections (repeatedly subtracting group means, term by term; Halperin's theorem), which
+    handles the rank-deficient design without building it: memory and time grow linearly with
+    the rows. On a balanced panel one or two sweeps converge.
     """
     y = runs[score].to_numpy(dtype=float)
-    blocks = [(np.zeros(len(runs), dtype=np.int64), 1)] + [_term_codes(runs, t) for t in terms]
-    offsets = np.cumsum([0] + [size for _, size in blocks])
-    p = offsets[-1]
-    xtx = np.zeros((p, p))
-    xty = np.zeros(p)
-    for i, (ci, si) in enumerate(blocks):
-        xty[offsets[i]:offsets[i + 1]] = np.bincount(ci, weights=y, minlength=si)
-        for j in range(i, len(blocks)):
-            cj, sj = blocks[j]
-            counts = np.bincount(ci * sj + cj, minlength=si * sj).reshape(si, sj)
-            xtx[offsets[i]:offsets[i + 1], offsets[j]:offsets[j + 1]] = counts
-            xtx[offsets[j]:offsets[j + 1], offsets[i]:offsets[i + 1]] = counts.T
-    coef = scipy.linalg.lstsq(xtx, xty, cond=1e-10, lapack_driver="gelsy")[0]
-    ss_total = float(((y - y.mean()) ** 2).sum())
-    ss_resid = float(y @ y - coef @ xty)
-    return 1.0 - ss_resid / ss_total
+    cache: dict = {}
+    groups = []
+    for term in terms:
+        codes = _factor_codes(runs, term, cache)
+        groups.append((codes, np.bincount(codes)))
+    resid = y - y.mean()
+    scale = np.abs(resid).max() or 1.0
+    for _ in range(max_sweeps):
+        largest = 0.0
+        for codes, counts in groups:
+            means = np.bincount(codes, weights=resid, minlength=len(counts)) / counts
+            resid -= means[codes]
+            largest = max(largest, float(np.abs(means).max()))
+        if largest <= tol * scale:
+            break
+    else:
+        raise RuntimeError(f"R^2 projections did not converge in {max_sweeps} sweeps")
+    return 1.0 - float(resid @ resid) / float(((y - y.mean()) ** 2).sum())
 
 
 TWO_WAY_TERMS = [("task",), ("backbone",), ("language",), ("framework",), ("backbone", "language")]
