@@ -112,8 +112,9 @@ def _flatten_judgment_file(path: Path, root: Path) -> list[dict]:
                          "an Agent-as-a-Judge judgment JSON") from None
     _require(data, ["requirements", "judge_stats"], path, "the top level")
     requirements, verdicts = data["requirements"], data["judge_stats"]
-    if not isinstance(requirements, list) or not isinstance(verdicts, list):
-        raise InputError(path, "requirements or judge_stats is not a list", "two JSON lists")
+    if not isinstance(requirements, list) or not isinstance(verdicts, list) or not requirements:
+        raise InputError(path, "requirements or judge_stats is not a list, or has no requirement",
+                         "two JSON lists with one entry per requirement")
     for i, requirement in enumerate(requirements):
         _require(requirement, ["requirement_id", "category"], path, f"requirements[{i}]")
     indices = []
