@@ -86,10 +86,20 @@ def rename_columns(frame: pd.DataFrame, mapping: dict | None) -> pd.DataFrame:
     return frame.rename(columns={user: std for std, user in mapping.items() if user != std})
 
 
+def as_labels(series: pd.Series) -> pd.Series:
+    """Labels as a categorical with string categories (cheap on millions of rows)."""
+    labels = series.astype("category")
+    if not all(isinstance(c, str) for c in labels.cat.categories):
+        labels = labels.cat.rename_categories([str(c) for c in labels.cat.categories])
+    return labels
+
+
 def _check_keys(frame: pd.DataFrame, keys: list[str], source) -> None:
-    """Keys must be present (not NaN / empty) and unique."""
+    """Keys must be present (not NaN / blank) and unique."""
     for key in keys:
-        empty = frame[key].isna() | (frame[key].astype(str).str.strip() == "")
+        labels = as_labels(frame[key])
+        blank = np.flatnonzero(labels.cat.categories.str.strip() == "")
+        empty = (labels.cat.codes.isin(blank) | (labels.cat.codes < 0)).to_numpy()
         if empty.any():
             raise InputError(source, f"column '{key}' is empty in {int(empty.sum())} row(s)",
                              f"a label in every row of '{key}'", _file_rows(frame, empty))
@@ -138,7 +148,7 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
                          "them out of the means", _file_rows(frame, nan))
     out = frame.assign(score=score.astype(float)).loc[~nan]
     for key in keys:
-        out[key] = out[key].astype(str)
+        out[key] = as_labels(out[key]).cat.remove_unused_categories()
     columns = keys + ["score"] + (["stratum"] if "stratum" in out.columns else [])
     return out[columns].reset_index(drop=True)
 
