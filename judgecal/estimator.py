@@ -94,16 +94,25 @@ class CBCResult:
     rank_cbc: np.ndarray
 
 
+def cbc_result(cell_means: np.ndarray, beta: np.ndarray) -> CBCResult:
+    """Assemble a :class:`CBCResult` from cell means and the interaction estimated from them."""
+    calibrated = cbc_calibrate(cell_means, beta)
+    return CBCResult(beta=beta, beta_weighted=double_center_weighted(cell_means),
+                     cell_means=cell_means, calibrated=calibrated,
+                     rank_raw=rank_within_language(cell_means),
+                     rank_cbc=rank_within_language(calibrated))
+
+
 def fit_cbc(panel: Panel) -> CBCResult:
-    """Fit CBC on the panel's cell means (missing tasks omitted from each cell's mean)."""
+    """Fit CBC on the panel's cell means (missing tasks omitted from each cell's mean).
+
+    On an incomplete panel this is the "available means" estimator; see
+    :func:`judgecal.missing.estimate_beta` for the others.
+    """
     means = panel.cell_means()
     if not np.isfinite(means).all():
         raise ValueError("CBC needs every language x backbone cell to have at least one score")
-    beta = double_center(means)
-    calibrated = cbc_calibrate(means, beta)
-    return CBCResult(beta=beta, beta_weighted=double_center_weighted(means), cell_means=means,
-                     calibrated=calibrated, rank_raw=rank_within_language(means),
-                     rank_cbc=rank_within_language(calibrated))
+    return cbc_result(means, double_center(means))
 
 
 def rankings_frame(panel: Panel, result: CBCResult) -> pd.DataFrame:

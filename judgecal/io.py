@@ -228,8 +228,9 @@ def build_panel(runs: pd.DataFrame, source, languages=None, backbones=None,
                               "backbone": np.asarray(bbs)[ib]})
         raise InputError(source, f"unbalanced panel: {len(empty)} of {size} task x language x "
                          "backbone cells have no runs",
-                         "every task judged in every language by every backbone (estimation "
-                         "with missing cells is not supported yet)", cells.set_axis(range(1, len(cells) + 1)))
+                         "every task judged in every language by every backbone, or "
+                         "`missing: omit` in the panel config to estimate beta on an incomplete "
+                         "panel (the panel's `estimator` setting; least squares by default)", cells.set_axis(range(1, len(cells) + 1)))
     strata = None
     if "stratum" in runs.columns:
         per_task = runs.groupby("task")["stratum"].nunique()

@@ -16,6 +16,7 @@ rule cbc:
     params:
         eps=config["cbc"]["eps"],
         seed=lambda wc: PANELS[wc.panel].get("seed"),
+        panel=panel_config,
     log:
         "results/{panel}/logs/cbc.log",
     benchmark:
@@ -34,3 +35,26 @@ register_targets(
         name=["beta.csv", "rankings.csv", "summary.json"],
     )
 )
+
+
+rule bands:
+    input:
+        tensor="results/{panel}/tensor.parquet",
+    output:
+        bands="results/{panel}/cbc/bands.csv",
+        summary="results/{panel}/cbc/bands.json",
+    params:
+        settings=config["bands"],
+        eps=config["cbc"]["eps"],
+    log:
+        "results/{panel}/logs/bands.log",
+    benchmark:
+        "results/{panel}/benchmarks/bands.tsv"
+    resources:
+        mem_mb=2000,
+        runtime=20,
+    script:
+        "../workflow_scripts/bands.py"
+
+
+register_targets(lambda: expand("results/{panel}/cbc/bands.csv", panel=panels_with("bands")))

@@ -69,3 +69,19 @@ rule tensor:
         "results/{panel}/logs/tensor.log",
     script:
         "../workflow_scripts/tensor.py"
+
+
+rule requirements:
+    input:
+        unpack(ingest_inputs),
+    output:
+        requirements="results/{panel}/requirements.parquet",
+    params:
+        panel=panel_config,
+    log:
+        "results/{panel}/logs/requirements.log",
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../workflow_scripts/requirements.py"

@@ -5,6 +5,7 @@ import logging
 import numpy as np
 
 from judgecal import estimator, io
+from judgecal.missing import estimate_beta
 from judgecal.panel import Panel
 from judgecal.scripting import run_step, write_csv, write_json, write_parquet
 
@@ -14,7 +15,9 @@ log = logging.getLogger("judgecal.cbc")
 def main(smk):
     panel = Panel.from_frame(io.read_table(smk.input.tensor))
     runs = io.read_table(smk.input.runs)
-    result = estimator.fit_cbc(panel)
+    estimate = estimate_beta(panel.values, smk.params.panel["estimator"])
+    log.info("%s", estimate.note)
+    result = estimator.cbc_result(estimate.cell_means, estimate.beta)
     write_csv(panel.matrix_frame(result.beta, "beta"), smk.output.beta)
     write_csv(panel.matrix_frame(result.beta_weighted, "beta"), smk.output.beta_weighted)
     write_csv(estimator.rankings_frame(panel, result), smk.output.rankings)
@@ -30,6 +33,8 @@ def main(smk):
     summary = {
         "n_tasks": n, "n_languages": k, "n_backbones": m, "n_runs": len(runs),
         "complete": panel.is_complete,
+        "estimator": estimate.method,
+        "estimator_note": estimate.note,
         "sigma_total": sigma_total,
         "sigma_residual": sigma_residual,
         "radius_total": estimator.finite_sample_radius(sigma_total, n, k, m, eps),

@@ -1,0 +1,92 @@
+# Ablations and leave-one-language-out extrapolation (METHODS.md section 5). Each output is its
+# own target and takes its settings through params, so editing one ablation reruns only it.
+
+
+rule task_count:
+    input:
+        unpack(truth_input),
+        tensor="results/{panel}/tensor.parquet",
+    output:
+        table="results/{panel}/ablations/task_count.csv",
+    params:
+        settings=config["ablations"]["task_count"],
+        eps=config["cbc"]["eps"],
+    log:
+        "results/{panel}/logs/task_count.log",
+    benchmark:
+        "results/{panel}/benchmarks/task_count.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    script:
+        "../workflow_scripts/task_count.py"
+
+
+rule backbone_subsets:
+    input:
+        tensor="results/{panel}/tensor.parquet",
+    output:
+        table="results/{panel}/ablations/backbone_subsets.csv",
+    params:
+        settings=config["ablations"]["backbone_subsets"],
+    log:
+        "results/{panel}/logs/backbone_subsets.log",
+    benchmark:
+        "results/{panel}/benchmarks/backbone_subsets.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    script:
+        "../workflow_scripts/backbone_subsets.py"
+
+
+rule requirement_type:
+    input:
+        requirements="results/{panel}/requirements.parquet",
+        types=lambda wc: data_path(PANELS[wc.panel]["requirement_types"]),
+    output:
+        table="results/{panel}/ablations/requirement_type.csv",
+    params:
+        settings=config["ablations"]["requirement_type"],
+        panel=panel_config,
+    log:
+        "results/{panel}/logs/requirement_type.log",
+    benchmark:
+        "results/{panel}/benchmarks/requirement_type.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    script:
+        "../workflow_scripts/requirement_type.py"
+
+
+rule lolo:
+    input:
+        tensor="results/{panel}/tensor.parquet",
+    output:
+        table="results/{panel}/lolo/lolo.csv",
+    params:
+        settings=config["lolo"],
+    log:
+        "results/{panel}/logs/lolo.log",
+    benchmark:
+        "results/{panel}/benchmarks/lolo.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    script:
+        "../workflow_scripts/lolo.py"
+
+
+register_targets(
+    lambda: [
+        f"results/{panel}/ablations/{name}.csv"
+        for name in ("task_count", "backbone_subsets", "requirement_type")
+        for panel in panels_with(name)
+    ]
+    + expand("results/{panel}/lolo/lolo.csv", panel=panels_with("lolo"))
+)

@@ -1,0 +1,21 @@
+"""Delete a share of the cells at random; error of each incomplete-panel estimator's beta."""
+import logging
+
+from judgecal import io
+from judgecal.missing import deletion_experiment
+from judgecal.panel import Panel
+from judgecal.scripting import run_step, write_csv
+
+log = logging.getLogger("judgecal.deletion")
+
+
+def main(smk):
+    panel = Panel.from_frame(io.read_table(smk.input.tensor))
+    settings = smk.params.settings
+    table = deletion_experiment(panel.values, settings["rates"], settings["replicates"],
+                                settings["seed"], settings["methods"])
+    log.info("\n%s", table.to_string(index=False))
+    write_csv(table, smk.output.table)
+
+
+run_step(main, snakemake)

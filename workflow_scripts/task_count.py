@@ -1,0 +1,30 @@
+"""Task-count ablation: held-out tau and beta error against the number of tasks."""
+import logging
+
+from judgecal import io
+from judgecal.ablations import task_count_ablation
+from judgecal.panel import Panel
+from judgecal.scripting import run_step, write_csv
+
+log = logging.getLogger("judgecal.task_count")
+
+
+def main(smk):
+    panel = Panel.from_frame(io.read_table(smk.input.tensor))
+    settings = smk.params.settings
+    n_values = [n for n in settings["n_values"] if n <= len(panel.tasks)]
+    skipped = sorted(set(settings["n_values"]) - set(n_values))
+    if skipped:
+        log.warning("n values %s exceed the panel's %d tasks and are skipped", skipped,
+                    len(panel.tasks))
+    beta_true = None
+    if "beta_true" in smk.input.keys():
+        truth = io.read_table(smk.input.beta_true)
+        beta_true = truth.pivot(index="language", columns="backbone", values="beta_true")
+    table = task_count_ablation(panel, n_values, settings["replicates"], settings["seed"],
+                                beta_true=beta_true, eps=smk.params.eps)
+    log.info("\n%s", table.to_string(index=False))
+    write_csv(table, smk.output.table)
+
+
+run_step(main, snakemake)

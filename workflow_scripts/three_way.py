@@ -1,0 +1,20 @@
+"""ANOVA with replication: is the task x language x backbone interaction negligible?"""
+import logging
+
+from judgecal import io
+from judgecal.diagnostics import replicate_array, three_way_anova
+from judgecal.scripting import run_step, write_json
+
+log = logging.getLogger("judgecal.three_way")
+
+
+def main(smk):
+    panel = smk.params.panel
+    runs = io.read_table(smk.input.runs)
+    array = replicate_array(runs, panel.get("languages"), panel.get("backbones"), smk.input.runs)
+    result = three_way_anova(array.values, smk.params.alpha)
+    log.info("\n%s", result.table.to_string(index=False))
+    write_json(result.to_dict(), smk.output.summary)
+
+
+run_step(main, snakemake)
