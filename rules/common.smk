@@ -19,6 +19,8 @@ def fill_defaults(user, defaults):
 
 with open(workflow.source_path("../config/config.yaml")) as handle:
     fill_defaults(config, yaml.safe_load(handle))
+for _panel in config["panels"].values():
+    fill_defaults(_panel, config["panel_defaults"])
 DATA_DIR = Path(config["data_dir"])
 PANELS = config["panels"]
 # Kinds that become a task x language x backbone score tensor (everything but Judge-LS verdicts).
