@@ -19,6 +19,7 @@ include: "rules/calibrate.smk"
 include: "rules/ablations.smk"
 include: "rules/missing.smk"
 include: "rules/diagnostics.smk"
+include: "rules/judge_ls.smk"
 
 
 rule all:

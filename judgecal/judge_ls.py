@@ -490,7 +490,7 @@ def flip_sensitivity(frame: pd.DataFrame, flagged_items: pd.DataFrame, reference
 
 # --- summary -------------------------------------------------------------------------------------
 def _markdown(table: pd.DataFrame) -> str:
-    rows = [list(map(str, table.columns))] + table.astype(str).values.tolist()
+    rows = [list(map(str, table.columns))] + table.astype(object).fillna("").astype(str).values.tolist()
     lines = ["| " + " | ".join(r) + " |" for r in rows]
     lines.insert(1, "|" + "---|" * len(table.columns))
     return "\n".join(lines)

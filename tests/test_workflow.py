@@ -89,7 +89,8 @@ def small_config():
     synthetic = dict(defaults["panels"]["synthetic"], n_tasks=16, n_languages=4,
                      n_backbones=4, n_frameworks=2, requirements_per_task=0)
     synthetic["analyses"] = sorted(set(synthetic["analyses"]) | {"missing"})
-    return {"data_dir": str(SHARED_DATA), "panels": {"small": synthetic},
+    verdicts = dict(defaults["panels"]["judge_ls_synthetic"], n_items=60)
+    return {"data_dir": str(SHARED_DATA), "panels": {"small": synthetic, "verdicts": verdicts},
             "ablations": {"task_count": {"n_values": [8, 16], "replicates": 20, "seed": 107},
                           "backbone_subsets": {"sizes": None, "replicates": 20, "seed_base": 7},
                           "requirement_type": defaults["ablations"]["requirement_type"]},
@@ -108,6 +109,9 @@ def test_small_synthetic_panel_end_to_end_and_params_tracking(tmp_path):
                  "ablations/backbone_subsets.csv", "lolo/lolo.csv", "missing/mae.csv",
                  "diagnostics/three_way.json", "synthetic/beta_true.csv"]:
         assert (out / name).stat().st_size > 0, name
+    for name in ["accuracy", "flips", "position", "tie_probe", "audit", "recovery"]:
+        assert len(pd.read_csv(tmp_path / "results/verdicts/judge_ls" / f"{name}.csv")) > 0, name
+    assert "# Judge-LS summary" in (tmp_path / "results/verdicts/judge_ls/summary.md").read_text()
     summary = json.loads((out / "cbc" / "summary.json").read_text())
     assert summary["seed"] == config["panels"]["small"]["seed"]
     assert summary["beta_error_vs_truth"]["mean_abs"] < summary["radius_total"]
