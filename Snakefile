@@ -16,6 +16,9 @@ validate(config, "config/schema/config.schema.yaml")
 
 include: "rules/ingest.smk"
 include: "rules/calibrate.smk"
+include: "rules/reversal.smk"
+include: "rules/information.smk"
+include: "rules/external.smk"
 include: "rules/ablations.smk"
 include: "rules/missing.smk"
 include: "rules/diagnostics.smk"

@@ -47,9 +47,10 @@ def write_json(data: dict, path) -> None:
     Path(path).write_text(json.dumps(data, indent=2, sort_keys=False, default=_plain) + "\n")
 
 
-def write_csv(frame, path, float_format="%.12g") -> None:
-    """Write a tidy table with a fixed float format (byte-stable across runs)."""
-    frame.to_csv(path, index=False, float_format=float_format)
+def write_csv(frame, path) -> None:
+    """Write a tidy table; floats as their shortest round-trip text, so reading gives back
+    the exact values (CBC's tie artefacts depend on the last bit) and bytes are stable."""
+    frame.to_csv(path, index=False)
 
 
 def write_parquet(frame, path) -> None:

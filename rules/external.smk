@@ -1,0 +1,57 @@
+# External preference panel (M-RewardBench): judge-aware BTL comparator and human-anchor
+# agreement (METHODS.md section 7). CBC, held-out tau and reversal run through the same rules
+# as every other panel.
+
+
+def anchor_inputs(wildcards):
+    sample = PANELS[wildcards.panel]["anchor_sample"]
+    return {"sample": data_path(sample)} if sample else {}
+
+
+rule btl_tau:
+    input:
+        tensor="results/{panel}/tensor.parquet",
+    output:
+        table="results/{panel}/external/btl_tau.csv",
+        replicates="results/{panel}/external/btl_replicates.parquet",
+        matrix="results/{panel}/external/btl_matrix.csv",
+    params:
+        settings=config["external"]["btl"],
+    log:
+        "results/{panel}/logs/btl_tau.log",
+    benchmark:
+        "results/{panel}/benchmarks/btl_tau.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../workflow_scripts/btl_tau.py"
+
+
+rule human_anchor:
+    input:
+        unpack(anchor_inputs),
+        tensor="results/{panel}/tensor.parquet",
+        beta="results/{panel}/cbc/beta.csv",
+    output:
+        summary="results/{panel}/external/human_anchor.json",
+        whole_panel="results/{panel}/external/human_anchor_whole_panel.json",
+        sample="results/{panel}/external/human_anchor_sample.csv",
+    params:
+        settings=config["external"]["human_anchor"],
+    log:
+        "results/{panel}/logs/human_anchor.log",
+    resources:
+        mem_mb=2000,
+        runtime=20,
+    script:
+        "../workflow_scripts/human_anchor.py"
+
+
+register_targets(
+    lambda: expand(
+        "results/{panel}/external/{name}",
+        panel=panels_with("external"),
+        name=["btl_tau.csv", "human_anchor.json"],
+    )
+)
