@@ -23,9 +23,11 @@ include: "rules/ablations.smk"
 include: "rules/missing.smk"
 include: "rules/diagnostics.smk"
 include: "rules/judge_ls.smk"
+include: "rules/report.smk"
 
 
 rule all:
     input:
         all_targets(),
+        "results/claims.csv",
     default_target: True

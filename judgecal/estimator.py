@@ -67,6 +67,17 @@ def finite_sample_radius(sigma: float, n_tasks: int, n_languages: int, n_backbon
     return float(sigma * np.sqrt(2 * (1 - 1 / m) * (1 - 1 / k) * np.log(2 * m * k / eps) / n))
 
 
+def tasks_for_radius(sigma: float, target: float, n_languages: int, n_backbones: int,
+                     eps: float) -> int:
+    """Smallest number of tasks whose finite-sample radius is below ``target``.
+
+    The paper's power statement: the radius falls below max|beta| / 2 from n = 52 on devai.
+    """
+    unit = finite_sample_radius(sigma, 1, n_languages, n_backbones, eps)  # r(n) = unit / sqrt(n)
+    n = int(np.floor((unit / target) ** 2)) + 1
+    return max(n, 1)
+
+
 def residual_sd(values: np.ndarray) -> float:
     """Population SD (ddof 0) of the residuals of the additive two-way model of ``T``.
 

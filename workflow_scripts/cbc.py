@@ -46,6 +46,8 @@ def main(smk):
                               "language x backbone fitted to the task-level scores",
         },
         "max_abs_beta": float(np.abs(result.beta).max()),
+        "tasks_for_radius_below_half_max_beta": estimator.tasks_for_radius(
+            sigma_total, float(np.abs(result.beta).max()) / 2, k, m, eps),
         "r2_two_way": estimator.ols_r_squared(runs, estimator.TWO_WAY_TERMS),
         "r2_full": estimator.ols_r_squared(runs, estimator.FULL_TERMS),
         "r2_models": {

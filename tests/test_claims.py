@@ -1,0 +1,98 @@
+"""The claims table reads reproduced values from outputs and compares them with the published."""
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from judgecal import claims
+
+from conftest import SHARED_DATA
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.fixture
+def outputs(tmp_path):
+    write(tmp_path / "r/summary.json", json.dumps({"a": {"b": 2.5}, "order": ["x", "y"]}))
+    pd.DataFrame({"language": ["en", "en", "zh"], "backbone": ["p", "q", "p"],
+                  "beta": [1.0, -1.0, 0.5]}).to_csv(tmp_path / "r/beta.csv", index=False)
+    return tmp_path
+
+
+def claim(id, published, tolerance, output, select):
+    return {"id": id, "section": "s", "quantity": id, "published": published,
+            "tolerance": tolerance, "output": output, "select": select, "source": "test"}
+
+
+def test_json_csv_and_missing_outputs(outputs):
+    table = claims.evaluate_claims([
+        claim("nested", 2.5, 0, "r/summary.json", {"key": "a.b"}),
+        claim("list", 1, 0, "r/summary.json", {"key": "order", "equals": ["x", "y"]}),
+        claim("row", 0.4, 0.2, "r/beta.csv", {"where": {"language": "zh", "backbone": "p"},
+                                              "column": "beta"}),
+        claim("far", 0.0, 0.1, "r/beta.csv", {"where": {"language": "zh"}, "column": "beta"}),
+        claim("count", 2, 0, "r/beta.csv", {"where": {"language": "en"}, "aggregate": "count"}),
+        claim("absent", 1, 0, "r/none.csv", {"column": "beta"}),
+        claim("no key", 1, 0, "r/summary.json", {"key": "a.c"}),
+    ], root=outputs)
+    assert table.set_index("id")["status"].to_dict() == {
+        "nested": "reproduced", "list": "reproduced", "row": "reproduced", "far": "differs",
+        "count": "reproduced", "absent": "not computed", "no key": "not computed"}
+    assert table.set_index("id").loc["far", "difference"] == pytest.approx(0.5)
+
+
+def test_compare_with_a_wide_published_matrix(outputs):
+    published = outputs / "data/beta_hat.csv"
+    write(published, "language,P,Q\nen,1.0,-1.0\nzh,0.5,0.0\n")
+    pd.DataFrame({"language": ["en", "en", "zh", "zh"], "backbone": ["p", "q", "p", "q"],
+                  "beta": [1.0, -1.0, 0.5, 0.25]}).to_csv(outputs / "r/beta.csv", index=False)
+    spec = {"compare": {"published": "beta_hat.csv", "wide_index": "language",
+                        "keys": ["language", "backbone"], "labels": {"backbone": {"P": "p", "Q": "q"}},
+                        "column": "beta"}}
+    table = claims.evaluate_claims([claim("matrix", 0, 0.1, "r/beta.csv", spec)], outputs,
+                                   data_dir=outputs / "data")
+    assert table.loc[0, "reproduced"] == pytest.approx(0.25) and table.loc[0, "status"] == "differs"
+    spec["compare"]["labels"] = {}
+    with pytest.raises(claims.ClaimError, match="0 of 4 published rows"):
+        claims.evaluate_claims([claim("matrix", 0, 0.1, "r/beta.csv", spec)], outputs,
+                               data_dir=outputs / "data")
+
+
+def test_every_published_claim_is_well_formed():
+    entries = yaml.safe_load((REPO / "config" / "claims.yaml").read_text())
+    ids = [entry["id"] for entry in entries]
+    assert len(ids) == len(set(ids))
+    for entry in entries:
+        assert {"id", "section", "quantity", "published", "tolerance", "output", "select",
+                "source"} <= set(entry), entry["id"]
+        assert entry["output"].startswith("results/") and entry["tolerance"] >= 0
+
+
+def test_changing_a_reproduced_value_flips_its_status(tmp_path):
+    """On a copy of real outputs: the devai beta reproduces, and editing one cell breaks it."""
+    entries = [e for e in yaml.safe_load((REPO / "config" / "claims.yaml").read_text())
+               if e["id"] in ("beta_matrix", "beta_spanish_gpt4o")]
+    from judgecal import estimator, io
+    from conftest import DEVAI_BACKBONES, DEVAI_DIR, DEVAI_LANGUAGES
+    runs = io.validate_runs(io.read_table(DEVAI_DIR / "run_level_scores.csv"), "runs")
+    panel = io.build_panel(runs, "runs", DEVAI_LANGUAGES, DEVAI_BACKBONES)
+    beta = panel.matrix_frame(estimator.fit_cbc(panel).beta, "beta")
+    path = tmp_path / "results/devai/cbc/beta.csv"
+    path.parent.mkdir(parents=True)
+    beta.to_csv(path, index=False)
+    before = claims.evaluate_claims(entries, tmp_path, SHARED_DATA)
+    assert before["status"].tolist() == ["reproduced", "reproduced"]
+    beta.loc[(beta["language"] == "Spanish") & (beta["backbone"] == "gpt-4o"), "beta"] += 0.01
+    beta.to_csv(path, index=False)
+    after = claims.evaluate_claims(entries, tmp_path, SHARED_DATA)
+    assert after["status"].tolist() == ["differs", "differs"]
+    md = claims.claims_markdown(after)
+    assert "2 differs" in md and "\\|" in md

@@ -1,0 +1,26 @@
+"""The claims table: every published value beside the value this run reproduced."""
+import logging
+
+import yaml
+
+from judgecal.claims import claims_markdown, evaluate_claims
+from judgecal.scripting import run_step, write_csv
+
+log = logging.getLogger("judgecal.claims")
+
+
+def main(smk):
+    with open(smk.input.claims) as handle:
+        claims = yaml.safe_load(handle)
+    table = evaluate_claims(claims, root=".", data_dir=smk.params.data_dir)
+    counts = table["status"].value_counts().to_dict()
+    log.info("%d claims: %s", len(table), counts)
+    for row in table[table["status"] == "differs"].itertuples():
+        log.info("differs: %s (published %s, reproduced %s) %s", row.quantity, row.published,
+                 row.reproduced, row.note)
+    write_csv(table, smk.output.table)
+    with open(smk.output.markdown, "w") as handle:
+        handle.write(claims_markdown(table))
+
+
+run_step(main, snakemake)
