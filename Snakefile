@@ -16,6 +16,7 @@ validate(config, "config/schema/config.schema.yaml")
 
 include: "rules/ingest.smk"
 include: "rules/calibrate.smk"
+include: "rules/heldout.smk"
 include: "rules/reversal.smk"
 include: "rules/information.smk"
 include: "rules/external.smk"

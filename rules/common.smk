@@ -31,8 +31,17 @@ wildcard_constraints:
     panel="[A-Za-z][A-Za-z0-9_]*",
 
 
+# Panel settings that choose analyses rather than describe the data: left out of the params of
+# the rules, so adding an analysis to a panel does not rerun its ingest or anything else.
+ANALYSIS_KEYS = ("analyses", "heldout_methods", "anchor_sample", "requirement_types")
+
+
 def panel_config(wildcards):
-    return PANELS[wildcards.panel]
+    return {
+        key: value
+        for key, value in PANELS[wildcards.panel].items()
+        if key not in ANALYSIS_KEYS
+    }
 
 
 def panels_with(analysis):
