@@ -6,9 +6,14 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 
 
+def pins(name):
+    return {line.strip() for line in (REPO / name).read_text().splitlines()
+            if line.strip() and not line.startswith(("#", "-r"))}
+
+
 def test_environment_yml_has_the_same_pins_as_requirements():
-    requirements = {line.strip() for line in (REPO / "requirements.txt").read_text().splitlines()
-                    if line.strip() and not line.startswith("#")}
+    requirements = pins("requirements.txt") | pins("requirements-test.txt")
+    assert "-r requirements.txt" in (REPO / "requirements-test.txt").read_text()
     environment = yaml.safe_load((REPO / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
     assert set(pip_section) - {"-e ."} == requirements
@@ -19,6 +24,6 @@ def test_environment_yml_has_the_same_pins_as_requirements():
 def test_ci_runs_the_readme_test_command():
     readme = (REPO / "README.md").read_text()
     command = ("python3 -m venv .venv && . .venv/bin/activate && pip install -q -r "
-               "requirements.txt -e . && python -m pytest -q")
+               "requirements-test.txt -e . && python -m pytest -q")
     assert command in readme
     assert command in (REPO / ".ci" / "run").read_text()
