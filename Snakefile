@@ -24,6 +24,7 @@ include: "rules/ablations.smk"
 include: "rules/missing.smk"
 include: "rules/diagnostics.smk"
 include: "rules/judge_ls.smk"
+include: "rules/simulation.smk"
 include: "rules/report.smk"
 
 

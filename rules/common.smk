@@ -5,15 +5,20 @@ from pathlib import Path
 import yaml
 
 
+# Collections a user replaces as a whole (their entries are not settings to fill in).
+COLLECTIONS = ("panels", "scenarios", "groups", "per_stratum")
+
+
 def fill_defaults(user, defaults):
     """Fill settings missing from the user's config with config/config.yaml's, recursively.
 
-    Panels are not merged: a user's ``panels`` replaces the default panels entirely.
+    Collections are not merged: a user's ``panels`` (or simulation ``scenarios``, requirement
+    ``groups``) replaces the default ones entirely.
     """
     for key, value in defaults.items():
         if key not in user:
             user[key] = copy.deepcopy(value)
-        elif key != "panels" and isinstance(value, dict) and isinstance(user[key], dict):
+        elif key not in COLLECTIONS and isinstance(value, dict) and isinstance(user[key], dict):
             fill_defaults(user[key], value)
 
 
@@ -29,6 +34,7 @@ TENSOR_KINDS = ("judge_runs", "judgment_tree", "synthetic", "preference_margins"
 
 wildcard_constraints:
     panel="[A-Za-z][A-Za-z0-9_]*",
+    scenario="[A-Za-z][A-Za-z0-9_]*",
 
 
 # Panel settings that choose analyses rather than describe the data: left out of the params of
@@ -103,6 +109,15 @@ def judgment_tree_files(wildcards):
             "agent_as_a_judge/gray_box/<task>.json)"
         )
     return files
+
+
+def simulation_settings(scenario):
+    """A scenario's panel settings and size: the study's base settings, overridden."""
+    study = config["simulation"]
+    names = list(study["scenarios"])
+    settings = {**study["base"], **study["scenarios"][scenario]}
+    settings["seed"] = study["seed"] * 1000 + names.index(scenario)
+    return settings
 
 
 TARGETS = []

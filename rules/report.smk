@@ -7,7 +7,7 @@ localrules:
 
 rule claims:
     input:
-        claims="config/claims.yaml",
+        claims=Path(workflow.basedir) / "config" / "claims.yaml",
         outputs=all_targets(),
     output:
         table=report(

@@ -1,0 +1,38 @@
+# Simulation study of CBC on synthetic panels: one job per scenario, merged into one table.
+
+
+rule simulation_scenario:
+    output:
+        table="results/simulation/scenarios/{scenario}.csv",
+    params:
+        settings=lambda wc: simulation_settings(wc.scenario),
+        study=lambda wc: {k: v for k, v in config["simulation"].items() if k != "scenarios"},
+    log:
+        "results/simulation/logs/{scenario}.log",
+    benchmark:
+        "results/simulation/benchmarks/{scenario}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    script:
+        "../workflow_scripts/simulation_scenario.py"
+
+
+rule simulation_summary:
+    input:
+        expand(
+            "results/simulation/scenarios/{scenario}.csv",
+            scenario=config["simulation"]["scenarios"],
+        ),
+    output:
+        table="results/simulation/summary.csv",
+    log:
+        "results/simulation/logs/summary.log",
+    script:
+        "../workflow_scripts/simulation_summary.py"
+
+
+register_targets(
+    lambda: ["results/simulation/summary.csv"] if config["simulation"]["scenarios"] else []
+)
