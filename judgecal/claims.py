@@ -2,8 +2,9 @@
 
 Published values live in one reviewed file (``config/claims.yaml``), each with its source and a
 tolerance; reproduced values are read from the pipeline's outputs through a selector, never
-typed in. A claim is ``reproduced`` when ``|reproduced - published| <= tolerance``, ``differs``
-otherwise, and ``not computed`` when its output does not exist (yet) or has no such value.
+typed in. A claim is ``reproduced`` when ``|reproduced - published| <= tolerance`` (or, for a target
+with ``bound: upper`` / ``lower``, when the value is at most / at least the published one, give
+or take the tolerance), ``differs`` otherwise, and ``not computed`` when its output does not exist (yet) or has no such value.
 
 Selectors (``select`` in a claim):
 
@@ -132,7 +133,9 @@ def evaluate_claims(claims: list[dict], root=".", data_dir=".") -> pd.DataFrame:
             status, difference = "not computed", None
         else:
             difference = value - published
-            status = "reproduced" if abs(difference) <= tolerance + 1e-12 else "differs"
+            allowed = {"upper": difference <= tolerance, "lower": difference >= -tolerance}
+            within = allowed.get(claim.get("bound"), abs(difference) <= tolerance + 1e-12)
+            status = "reproduced" if within else "differs"
         rows.append({"id": claim["id"], "section": claim["section"],
                      "quantity": claim["quantity"], "published": published,
                      "reproduced": value, "difference": difference, "tolerance": tolerance,

@@ -41,11 +41,16 @@ def test_json_csv_and_missing_outputs(outputs):
         claim("far", 0.0, 0.1, "r/beta.csv", {"where": {"language": "zh"}, "column": "beta"}),
         claim("count", 2, 0, "r/beta.csv", {"where": {"language": "en"}, "aggregate": "count"}),
         claim("absent", 1, 0, "r/none.csv", {"column": "beta"}),
+        {**claim("below", 0.6, 0, "r/beta.csv", {"where": {"language": "zh"}, "column": "beta"}),
+         "bound": "upper"},
+        {**claim("above", 0.6, 0, "r/beta.csv", {"where": {"language": "zh"}, "column": "beta"}),
+         "bound": "lower"},
         claim("no key", 1, 0, "r/summary.json", {"key": "a.c"}),
     ], root=outputs)
     assert table.set_index("id")["status"].to_dict() == {
         "nested": "reproduced", "list": "reproduced", "row": "reproduced", "far": "differs",
-        "count": "reproduced", "absent": "not computed", "no key": "not computed"}
+        "count": "reproduced", "absent": "not computed", "no key": "not computed",
+        "below": "reproduced", "above": "differs"}
     assert table.set_index("id").loc["far", "difference"] == pytest.approx(0.5)
 
 
