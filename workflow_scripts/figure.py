@@ -1,0 +1,54 @@
+"""Draw one report figure of one panel from its analysis outputs (PNG and SVG)."""
+import json
+import logging
+
+import pandas as pd
+import yaml
+
+from judgecal import figures
+from judgecal.io import read_table
+from judgecal.scripting import run_step
+
+log = logging.getLogger("judgecal.figure")
+
+
+def published_taus(claims_path, panel):
+    """Published mean held-out tau per method of this panel, from the claims file."""
+    with open(claims_path) as handle:
+        claims = yaml.safe_load(handle)
+    return {claim["select"]["where"]["method"]: claim["published"] for claim in claims
+            if claim["output"] == f"results/{panel}/heldout/tau.csv"
+            and claim["select"].get("column") == "mean"}
+
+
+def main(smk):
+    name, panel = smk.wildcards.figure, smk.wildcards.panel
+    tables = {key: (json.loads(open(path).read()) if path.endswith(".json") else read_table(path))
+              for key, path in smk.input.items()}
+    margins = smk.params.kind == "preference_margins"
+    units = "margin points" if margins else "score points"
+    title = lambda text: f"{text} ({panel})"
+    draw = {
+        "interaction_heatmap": lambda: figures.interaction_heatmap(
+            tables["beta"], units, title=title("Language x backbone interaction β")),
+        "ranking_bump_chart": lambda: figures.ranking_bump_chart(
+            tables["rankings"], title=title("Backbone ranks per language, raw vs CBC")),
+        "band_vs_radius": lambda: figures.band_vs_radius(tables["bands"], tables["summary"],
+                                                         units),
+        "heldout_tau": lambda: figures.heldout_tau_forest(
+            tables["tau"], published_taus(smk.params.claims, panel) or None,
+            title=title("Held-out cross-task rank consistency")),
+        "reversal_strength": lambda: figures.reversal_strength(tables["pairs"], f"{units}²"),
+        "cmi_null": lambda: figures.cmi_null_histogram(tables["null"], tables["summary"]),
+        "task_count_curve": lambda: figures.task_count_curve(tables["task_count"], units),
+        "backbone_subsets": lambda: figures.backbone_subsets_panel(tables["subsets"]),
+        "lolo": lambda: figures.lolo_panel(tables["lolo"]),
+        "deletion_mae": lambda: figures.deletion_mae(tables["mae"], units),
+        "judge_ls_flips": lambda: figures.judge_ls_flips(tables["flips"]),
+        "judge_ls_position": lambda: figures.judge_ls_position(tables["position"]),
+    }
+    figures.save_figure(draw[name](), smk.output.png, smk.output.svg)
+    log.info("%s of %s drawn", name, panel)
+
+
+run_step(main, snakemake)
