@@ -109,7 +109,7 @@ def small_config():
 @pytest.mark.slow
 def test_small_synthetic_panel_end_to_end_and_params_tracking(tmp_path):
     config = small_config()
-    path = write_config(tmp_path, config)
+    path = path_config = write_config(tmp_path, config)
     snakemake(tmp_path, "--configfile", str(path))
     out = tmp_path / "results" / "small"
     for name in ["cbc/beta.csv", "cbc/bands.csv", "heldout/tau.csv", "heldout/decisions.json",
@@ -121,6 +121,20 @@ def test_small_synthetic_panel_end_to_end_and_params_tracking(tmp_path):
         assert len(pd.read_csv(tmp_path / "results/verdicts/judge_ls" / f"{name}.csv")) > 0, name
     assert "# Judge-LS summary" in (tmp_path / "results/verdicts/judge_ls/summary.md").read_text()
     assert len(pd.read_csv(tmp_path / "results/simulation/summary.csv")) == 1
+    # every figure the panels' analyses allow is drawn, as PNG and SVG, and none is empty
+    expected = {"interaction_heatmap", "ranking_bump_chart", "band_vs_radius", "heldout_tau",
+                "reversal_strength", "cmi_null", "task_count_curve", "backbone_subsets", "lolo",
+                "deletion_mae"}
+    for panel, names in (("small", expected), ("verdicts", {"judge_ls_flips", "judge_ls_position"})):
+        drawn = {p.stem for p in (tmp_path / "results" / panel / "figures").glob("*.png")}
+        assert drawn == names, panel
+        for name in names:
+            for suffix in (".png", ".svg"):
+                path = tmp_path / "results" / panel / "figures" / f"{name}{suffix}"
+                assert path.stat().st_size > 1000, path
+    assert (tmp_path / "results/simulation/figures/coverage.png").stat().st_size > 1000
+    report = snakemake(tmp_path, "--configfile", str(path_config), "--report", "report.html")
+    assert (tmp_path / "report.html").stat().st_size > 100_000, report.stderr[-2000:]
     assert "reproduced" in (tmp_path / "results/claims.csv").read_text() or \
         "not computed" in (tmp_path / "results/claims.csv").read_text()
     summary = json.loads((out / "cbc" / "summary.json").read_text())
@@ -132,8 +146,9 @@ def test_small_synthetic_panel_end_to_end_and_params_tracking(tmp_path):
     config["ablations"]["backbone_subsets"]["replicates"] = 30
     path = write_config(tmp_path, config)
     plan = snakemake(tmp_path, "--configfile", str(path), "-n")
-    # (the claims table reads every output, so it is refreshed too)
-    assert planned_jobs(plan.stdout + plan.stderr) == {"backbone_subsets": 1, "claims": 1, "all": 1}
+    # (its figure and the claims table, which reads every output, are refreshed too)
+    assert planned_jobs(plan.stdout + plan.stderr) == {"backbone_subsets": 1, "figure": 1,
+                                                       "claims": 1, "all": 1}
 
 
 @pytest.mark.slow
