@@ -1,0 +1,208 @@
+"""The SLURM profile against a real SLURM cluster (start one with `.ci/slurm.sh start`).
+
+Skipped unless `sinfo` shows an idle node. Small DAGs only: the executor polls every 10-40 s.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import DEVAI_DIR
+
+REPO = Path(__file__).resolve().parents[1]
+PROFILE = REPO / "profiles" / "slurm"
+RUN_TIMEOUT = 240  # seconds for one snakemake run on the cluster
+# faster polling than the profile's: the test DAG has short jobs
+FAST_POLLING = ["--slurm-init-seconds-before-status-checks", "2",
+                "--seconds-between-status-checks", "2"]
+# the part of the DAG under test: these rules' jobs and what they need (a small DAG on purpose)
+UNTIL = ["--until", "cbc"]
+# ... and with the CMI permutation null, whose shards must run as separate SLURM jobs
+UNTIL_SHARDS = ["--until", "cbc", "cmi"]
+SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) \(log: (\S+)\)")
+RULE_BLOCK = re.compile(r"^(localrule|rule) (\w+):\n(?:    .*\n)*?    jobid: (\d+)$", re.M)
+
+pytestmark = pytest.mark.slurm
+
+
+def slurm(*args, timeout=20):
+    """Run a SLURM client command; its stdout."""
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=timeout,
+                          check=True).stdout
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster():
+    """Skip the module unless a SLURM node is idle."""
+    if shutil.which("sinfo") is None:
+        pytest.skip("no SLURM here (`sinfo` not found); start one with `.ci/slurm.sh start`")
+    try:
+        sinfo = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], capture_output=True, text=True,
+                               timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.skip("SLURM does not answer (`sinfo` timed out)")
+    if sinfo.returncode != 0:
+        last = (sinfo.stderr.strip().splitlines() or ["no message"])[-1]
+        pytest.skip(f"SLURM is not reachable ({last}); start one with `.ci/slurm.sh start`")
+    states = sinfo.stdout.split()
+    if "idle" not in states:
+        pytest.skip(f"no idle SLURM node (node states: {states or 'none'})")
+
+
+def snakemake(workdir, *args, timeout=RUN_TIMEOUT):
+    """Run the repository's workflow in ``workdir``; the finished process."""
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), *args]
+    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+
+
+def slurm_args(prefix, until=UNTIL):
+    """The SLURM profile; ``prefix`` names this run's jobs so the test can find them."""
+    return ["--workflow-profile", str(PROFILE), "--configfile", "../config.yaml", *until,
+            "--slurm-jobname-prefix", prefix, *FAST_POLLING]
+
+
+def checked(result):
+    """stdout and stderr of a run that must have succeeded."""
+    text = result.stdout + result.stderr
+    assert result.returncode == 0, f"snakemake failed:\n{text[-6000:]}"
+    return text
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """Two small own-data panels (parallel jobs per rule); workdirs are subfolders of it."""
+    root = tmp_path_factory.mktemp("slurm")
+    runs = pd.read_csv(DEVAI_DIR / "run_level_scores.csv")
+    runs = runs[runs["task"].isin(sorted(runs["task"].unique())[:20])]
+    panels = {}
+    for name, backbones, languages in [
+        ("mine", ["gpt-4o", "qwen3.5-9b", "gpt-5.4"], ["English", "Spanish", "Hindi"]),
+        ("theirs", ["claude-sonnet-4.6", "deepseek-v3.2"], ["English", "Arabic", "Swahili"]),
+    ]:
+        subset = runs[runs["backbone"].isin(backbones) & runs["language"].isin(languages)]
+        subset.to_csv(root / f"{name}.csv", index=False)
+        panels[name] = {"kind": "judge_runs", "runs": f"{name}.csv", "columns": {},
+                        "score_range": [0, 100], "missing": "error",
+                        "analyses": ["cbc", "information"]}
+    config = {"data_dir": str(root), "panels": panels, "simulation": {"scenarios": {}},
+              "information": {"k": 2, "permutations": 20, "shards": 2, "seed": 407,
+                              "conventions": ["protocol", "sklearn"]}}
+    (root / "config.yaml").write_text(yaml.safe_dump(config))
+    return root
+
+
+def local_run(project, name, until):
+    """The reference: the same config run locally with --cores 2."""
+    workdir = project / name
+    workdir.mkdir()
+    checked(snakemake(workdir, "--cores", "2", "--configfile", "../config.yaml", *until))
+    return workdir / "results"
+
+
+@pytest.fixture(scope="module")
+def local_results(project):
+    return local_run(project, "local", UNTIL)
+
+
+@pytest.fixture(scope="module")
+def local_results_shards(project):
+    return local_run(project, "local_shards", UNTIL_SHARDS)
+
+
+def assert_same_results(got, expected):
+    """Same result files; CSV/JSON byte-identical, Parquet frame-equal (logs, timings excluded)."""
+    def files(root):
+        return {p.relative_to(root) for p in root.rglob("*") if p.is_file()
+                and not {"logs", "benchmarks"} & set(p.relative_to(root).parts)}
+
+    assert files(got) == files(expected)
+    for relative in sorted(files(expected)):
+        if relative.suffix == ".parquet":
+            pd.testing.assert_frame_equal(pd.read_parquet(got / relative),
+                                          pd.read_parquet(expected / relative))
+        else:
+            assert (got / relative).read_bytes() == (expected / relative).read_bytes(), relative
+
+
+def slurm_jobs(prefix):
+    """SLURM job id -> (state, comment) of the jobs whose name starts with ``prefix``."""
+    lines = slurm("squeue", "-h", "--states=all", "-o", "%i|%j|%T|%k").splitlines()
+    rows = [line.split("|") for line in lines]
+    return {row[0]: (row[2], row[3]) for row in rows if row[1].startswith(prefix + "_")}
+
+
+def test_slurm_run_matches_local_run_and_each_job_is_its_own_slurm_job(project,
+                                                                      local_results_shards):
+    workdir = project / "cluster"
+    workdir.mkdir()
+    prefix = f"jc{os.getpid()}a"
+    text = checked(snakemake(workdir, *slurm_args(prefix, UNTIL_SHARDS)))
+    assert_same_results(workdir / "results", local_results_shards)
+
+    # every non-local job was submitted as its own SLURM job; local rules were not
+    rules = {int(jobid): (kind, rule) for kind, rule, jobid in RULE_BLOCK.findall(text)}
+    submitted = {int(job): (slurm_id, Path(log)) for job, slurm_id, log in SUBMITTED.findall(text)}
+    remote = {job for job, (kind, _) in rules.items() if kind == "rule"}
+    assert remote and {kind for kind, _ in rules.values()} == {"rule", "localrule"}
+    assert set(submitted) == remote
+    slurm_ids = [slurm_id for slurm_id, _ in submitted.values()]
+    assert len(set(slurm_ids)) == len(slurm_ids)
+    # ... and SLURM ran each of them to completion, with the job id in its kept log's name
+    jobs = slurm_jobs(prefix)
+    assert set(jobs) == set(slurm_ids)
+    for job, (slurm_id, log) in submitted.items():
+        rule = rules[job][1]
+        state, comment = jobs[slurm_id]
+        assert state == "COMPLETED" and re.fullmatch(f"rule_{rule}(_wildcards_.*)?", comment)
+        assert log.name == f"{slurm_id}.log" and f"rule {rule}:" in log.read_text()
+    # the permutation null ran as one SLURM job per (panel, convention, shard)
+    shard_ids = {slurm_id for job, (slurm_id, _) in submitted.items()
+                 if rules[job][1] == "cmi_null_shard"}
+    assert len(shard_ids) == 2 * 2 * 2
+
+
+def test_cancelled_job_fails_the_run_and_rerun_incomplete_completes(project, local_results):
+    workdir = project / "cancel"
+    workdir.mkdir()
+    prefix = f"jc{os.getpid()}b"
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+               *slurm_args(prefix)]
+    output = workdir / "snakemake.out"
+    with output.open("w") as sink, subprocess.Popen(command, cwd=workdir, stdout=sink,
+                                                    stderr=subprocess.STDOUT) as run:
+        try:
+            # cancel the first cbc job (the last level of the DAG) while it runs
+            deadline = time.monotonic() + RUN_TIMEOUT
+            victim = None
+            while victim is None and run.poll() is None and time.monotonic() < deadline:
+                victim = next((job_id for job_id, (state, comment) in slurm_jobs(prefix).items()
+                               if state == "RUNNING" and comment.startswith("rule_cbc_")), None)
+                time.sleep(0.25)
+            assert victim, f"no cbc job was seen running:\n{output.read_text()[-6000:]}"
+            slurm("scancel", victim)
+            run.wait(timeout=RUN_TIMEOUT)
+        finally:
+            if run.poll() is None:
+                run.kill()
+    text = output.read_text()
+    assert slurm_jobs(prefix)[victim][0] == "CANCELLED", "the cbc job ended before scancel"
+    assert run.returncode != 0
+    assert f"SLURM-job '{victim}' failed, SLURM status is: 'CANCELLED'" in text
+    assert "Error in rule cbc" in text
+    log = next((workdir / ".snakemake" / "slurm_logs" / "rule_cbc").rglob(f"{victim}.log"))
+    assert f"*** JOB {victim} ON" in log.read_text() and "CANCELLED" in log.read_text()
+
+    # the rerun redoes only what the cancellation left undone, and ends where a clean run ends
+    first = slurm_jobs(prefix)
+    checked(snakemake(workdir, *slurm_args(prefix + "r"), "--rerun-incomplete"))
+    rerun = {comment for state, comment in slurm_jobs(prefix + "r").values()}
+    assert first[victim][1] in rerun
+    assert not rerun & {comment for state, comment in first.values() if state == "COMPLETED"}
+    assert_same_results(workdir / "results", local_results)
