@@ -14,6 +14,7 @@ include: "rules/common.smk"
 
 validate(config, "config/schema/config.schema.yaml")
 
+
 include: "rules/ingest.smk"
 include: "rules/calibrate.smk"
 include: "rules/heldout.smk"
@@ -29,7 +30,7 @@ include: "rules/report.smk"
 
 
 rule all:
+    default_target: True
     input:
         all_targets(),
         "results/claims.csv",
-    default_target: True

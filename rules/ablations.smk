@@ -8,17 +8,19 @@ rule task_count:
         tensor="results/{panel}/tensor.parquet",
     output:
         table="results/{panel}/ablations/task_count.csv",
-    params:
-        settings=config["ablations"]["task_count"],
-        eps=config["cbc"]["eps"],
     log:
         "results/{panel}/logs/task_count.log",
     benchmark:
         "results/{panel}/benchmarks/task_count.tsv"
+    conda:
+        "../environment.yml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
+    params:
+        settings=config["ablations"]["task_count"],
+        eps=config["cbc"]["eps"],
     script:
         "../workflow_scripts/task_count.py"
 
@@ -28,16 +30,18 @@ rule backbone_subsets:
         tensor="results/{panel}/tensor.parquet",
     output:
         table="results/{panel}/ablations/backbone_subsets.csv",
-    params:
-        settings=config["ablations"]["backbone_subsets"],
     log:
         "results/{panel}/logs/backbone_subsets.log",
     benchmark:
         "results/{panel}/benchmarks/backbone_subsets.tsv"
+    conda:
+        "../environment.yml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
+    params:
+        settings=config["ablations"]["backbone_subsets"],
     script:
         "../workflow_scripts/backbone_subsets.py"
 
@@ -48,17 +52,19 @@ rule requirement_type:
         types=lambda wc: data_path(PANELS[wc.panel]["requirement_types"]),
     output:
         table="results/{panel}/ablations/requirement_type.csv",
-    params:
-        settings=config["ablations"]["requirement_type"],
-        panel=panel_config,
     log:
         "results/{panel}/logs/requirement_type.log",
     benchmark:
         "results/{panel}/benchmarks/requirement_type.tsv"
+    conda:
+        "../environment.yml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
+    params:
+        settings=config["ablations"]["requirement_type"],
+        panel=panel_config,
     script:
         "../workflow_scripts/requirement_type.py"
 
@@ -68,16 +74,18 @@ rule lolo:
         tensor="results/{panel}/tensor.parquet",
     output:
         table="results/{panel}/lolo/lolo.csv",
-    params:
-        settings=config["lolo"],
     log:
         "results/{panel}/logs/lolo.log",
     benchmark:
         "results/{panel}/benchmarks/lolo.tsv"
+    conda:
+        "../environment.yml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
+    params:
+        settings=config["lolo"],
     script:
         "../workflow_scripts/lolo.py"
 

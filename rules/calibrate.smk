@@ -13,17 +13,19 @@ rule cbc:
         rankings="results/{panel}/cbc/rankings.csv",
         calibrated="results/{panel}/cbc/calibrated_tensor.parquet",
         summary="results/{panel}/cbc/summary.json",
-    params:
-        eps=config["cbc"]["eps"],
-        seed=lambda wc: PANELS[wc.panel].get("seed"),
-        panel=panel_config,
     log:
         "results/{panel}/logs/cbc.log",
     benchmark:
         "results/{panel}/benchmarks/cbc.tsv"
+    conda:
+        "../environment.yml"
     resources:
         mem_mb=4000,
         runtime=30,
+    params:
+        eps=config["cbc"]["eps"],
+        seed=lambda wc: PANELS[wc.panel].get("seed"),
+        panel=panel_config,
     script:
         "../workflow_scripts/cbc.py"
 
@@ -43,18 +45,22 @@ rule bands:
     output:
         bands="results/{panel}/cbc/bands.csv",
         summary="results/{panel}/cbc/bands.json",
-    params:
-        settings=config["bands"],
-        eps=config["cbc"]["eps"],
     log:
         "results/{panel}/logs/bands.log",
     benchmark:
         "results/{panel}/benchmarks/bands.tsv"
+    conda:
+        "../environment.yml"
     resources:
         mem_mb=2000,
         runtime=20,
+    params:
+        settings=config["bands"],
+        eps=config["cbc"]["eps"],
     script:
         "../workflow_scripts/bands.py"
 
 
-register_targets(lambda: expand("results/{panel}/cbc/bands.csv", panel=panels_with("bands")))
+register_targets(
+    lambda: expand("results/{panel}/cbc/bands.csv", panel=panels_with("bands"))
+)

@@ -4,7 +4,6 @@ from pathlib import Path
 
 import yaml
 
-
 # Collections a user replaces as a whole (their entries are not settings to fill in).
 COLLECTIONS = ("panels", "scenarios", "groups", "per_stratum")
 
@@ -18,7 +17,11 @@ def fill_defaults(user, defaults):
     for key, value in defaults.items():
         if key not in user:
             user[key] = copy.deepcopy(value)
-        elif key not in COLLECTIONS and isinstance(value, dict) and isinstance(user[key], dict):
+        elif (
+            key not in COLLECTIONS
+            and isinstance(value, dict)
+            and isinstance(user[key], dict)
+        ):
             fill_defaults(user[key], value)
 
 
@@ -83,7 +86,9 @@ def ingest_inputs(wildcards):
     if kind == "synthetic":
         inputs = {"runs": f"results/{wildcards.panel}/synthetic/runs.parquet"}
         if panel["requirements_per_task"] > 0:
-            inputs["requirements"] = f"results/{wildcards.panel}/synthetic/requirements.parquet"
+            inputs["requirements"] = (
+                f"results/{wildcards.panel}/synthetic/requirements.parquet"
+            )
         return inputs
     if kind == "preference_margins":
         return {name: data_path(path) for name, path in panel["files"].items()}
@@ -118,6 +123,111 @@ def simulation_settings(scenario):
     settings = {**study["base"], **study["scenarios"][scenario]}
     settings["seed"] = study["seed"] * 1000 + names.index(scenario)
     return settings
+
+
+# --- external.smk -----------------------------------------------------------
+
+
+def anchor_inputs(wildcards):
+    sample = PANELS[wildcards.panel]["anchor_sample"]
+    return {"sample": data_path(sample)} if sample else {}
+
+
+# --- heldout.smk ------------------------------------------------------------
+
+
+def heldout_inputs(wildcards):
+    """Run and requirement tables for the Dawid-Skene methods, where the panel has them."""
+    inputs = {"tensor": f"results/{wildcards.panel}/tensor.parquet"}
+    if PANELS[wildcards.panel]["kind"] != "preference_margins":
+        inputs["runs"] = f"results/{wildcards.panel}/runs.parquet"
+    if has_requirements(wildcards.panel):
+        inputs["requirements"] = f"results/{wildcards.panel}/requirements.parquet"
+    return inputs
+
+
+# --- information.smk --------------------------------------------------------
+
+
+def cmi_shards(wildcards):
+    settings = config["information"]
+    return expand(
+        "results/{panel}/information/null/{convention}_{shard}.parquet",
+        panel=wildcards.panel,
+        convention=settings["conventions"],
+        shard=range(settings["shards"]),
+    )
+
+
+# --- judge_ls.smk -----------------------------------------------------------
+
+
+def judge_ls_inputs(wildcards):
+    panel = PANELS[wildcards.panel]
+    if panel["source"] == "synthetic":
+        base = f"results/{wildcards.panel}/synthetic"
+        return {
+            "verdicts": f"{base}/verdicts.parquet",
+            "truth": f"{base}/verdict_truth.json",
+            "reference_texts": f"{base}/texts_reference.parquet",
+            **{
+                f"variant_{c}": f"{base}/texts_{c}.parquet"
+                for c in panel["variant_texts"]
+            },
+        }
+    inputs = {"verdicts": data_path(panel["verdicts"])}
+    if panel["reference_texts"]:
+        inputs["reference_texts"] = data_path(panel["reference_texts"])
+        for condition, variant in panel["variant_texts"].items():
+            inputs[f"variant_{condition}"] = data_path(variant["path"])
+    return inputs
+
+
+# --- report.smk -------------------------------------------------------------
+
+# figure name -> (the analysis that makes its inputs, {argument: output under results/{panel}/})
+FIGURES = {
+    "interaction_heatmap": ("cbc", {"beta": "cbc/beta.csv"}),
+    "ranking_bump_chart": ("cbc", {"rankings": "cbc/rankings.csv"}),
+    "band_vs_radius": (
+        "bands",
+        {"bands": "cbc/bands.csv", "summary": "cbc/bands.json"},
+    ),
+    "heldout_tau": ("heldout", {"tau": "heldout/tau.csv"}),
+    "reversal_strength": ("reversal", {"pairs": "reversal/pairs.csv"}),
+    "cmi_null": (
+        "information",
+        {"null": "information/null.parquet", "summary": "information/cmi.json"},
+    ),
+    "task_count_curve": ("task_count", {"task_count": "ablations/task_count.csv"}),
+    "backbone_subsets": (
+        "backbone_subsets",
+        {"subsets": "ablations/backbone_subsets.csv"},
+    ),
+    "lolo": ("lolo", {"lolo": "lolo/lolo.csv"}),
+    "deletion_mae": ("missing", {"mae": "missing/mae.csv"}),
+    "judge_ls_flips": ("judge_ls", {"flips": "judge_ls/flips.csv"}),
+    "judge_ls_position": ("judge_ls", {"position": "judge_ls/position.csv"}),
+}
+
+
+def figure_inputs(wildcards):
+    inputs = FIGURES[wildcards.figure][1]
+    return {name: f"results/{wildcards.panel}/{path}" for name, path in inputs.items()}
+
+
+def figure_targets():
+    """Every figure the configured panels and their analyses can make."""
+    return [
+        f"results/{name}/figures/{figure}.png"
+        for name, panel in PANELS.items()
+        for figure, (analysis, _) in FIGURES.items()
+        if analysis in panel["analyses"]
+    ] + (
+        ["results/simulation/figures/coverage.png"]
+        if config["simulation"]["scenarios"]
+        else []
+    )
 
 
 TARGETS = []

@@ -6,14 +6,16 @@ rule three_way:
         runs="results/{panel}/runs.parquet",
     output:
         summary="results/{panel}/diagnostics/three_way.json",
-    params:
-        panel=panel_config,
-        alpha=config["diagnostics"]["alpha"],
     log:
         "results/{panel}/logs/three_way.log",
+    conda:
+        "../environment.yml"
     resources:
         mem_mb=4000,
         runtime=20,
+    params:
+        panel=panel_config,
+        alpha=config["diagnostics"]["alpha"],
     script:
         "../workflow_scripts/three_way.py"
 

@@ -3,11 +3,6 @@
 # as every other panel.
 
 
-def anchor_inputs(wildcards):
-    sample = PANELS[wildcards.panel]["anchor_sample"]
-    return {"sample": data_path(sample)} if sample else {}
-
-
 rule btl_tau:
     input:
         tensor="results/{panel}/tensor.parquet",
@@ -15,15 +10,17 @@ rule btl_tau:
         table="results/{panel}/external/btl_tau.csv",
         replicates="results/{panel}/external/btl_replicates.parquet",
         matrix="results/{panel}/external/btl_matrix.csv",
-    params:
-        settings=config["external"]["btl"],
     log:
         "results/{panel}/logs/btl_tau.log",
     benchmark:
         "results/{panel}/benchmarks/btl_tau.tsv"
+    conda:
+        "../environment.yml"
     resources:
         mem_mb=4000,
         runtime=30,
+    params:
+        settings=config["external"]["btl"],
     script:
         "../workflow_scripts/btl_tau.py"
 
@@ -37,13 +34,15 @@ rule human_anchor:
         summary="results/{panel}/external/human_anchor.json",
         whole_panel="results/{panel}/external/human_anchor_whole_panel.json",
         sample="results/{panel}/external/human_anchor_sample.csv",
-    params:
-        settings=config["external"]["human_anchor"],
     log:
         "results/{panel}/logs/human_anchor.log",
+    conda:
+        "../environment.yml"
     resources:
         mem_mb=2000,
         runtime=20,
+    params:
+        settings=config["external"]["human_anchor"],
     script:
         "../workflow_scripts/human_anchor.py"
 

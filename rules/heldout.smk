@@ -2,16 +2,6 @@
 # (METHODS.md sections 2 and 3).
 
 
-def heldout_inputs(wildcards):
-    """Run and requirement tables for the Dawid-Skene methods, where the panel has them."""
-    inputs = {"tensor": f"results/{wildcards.panel}/tensor.parquet"}
-    if PANELS[wildcards.panel]["kind"] != "preference_margins":
-        inputs["runs"] = f"results/{wildcards.panel}/runs.parquet"
-    if has_requirements(wildcards.panel):
-        inputs["requirements"] = f"results/{wildcards.panel}/requirements.parquet"
-    return inputs
-
-
 rule heldout:
     input:
         unpack(heldout_inputs),
@@ -19,17 +9,20 @@ rule heldout:
         tau="results/{panel}/heldout/tau.csv",
         replicates="results/{panel}/heldout/replicates.parquet",
         paired="results/{panel}/heldout/paired.csv",
-    params:
-        settings=config["heldout"],
-        methods=lambda wc: PANELS[wc.panel]["heldout_methods"] or config["heldout"]["methods"],
     log:
         "results/{panel}/logs/heldout.log",
     benchmark:
         "results/{panel}/benchmarks/heldout.tsv"
+    conda:
+        "../environment.yml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=30,
+    params:
+        settings=config["heldout"],
+        methods=lambda wc: PANELS[wc.panel]["heldout_methods"]
+        or config["heldout"]["methods"],
     script:
         "../workflow_scripts/heldout.py"
 
@@ -39,13 +32,15 @@ rule decisions:
         tensor="results/{panel}/tensor.parquet",
     output:
         decisions="results/{panel}/heldout/decisions.json",
-    params:
-        settings=config["decisions"],
     log:
         "results/{panel}/logs/decisions.log",
+    conda:
+        "../environment.yml"
     resources:
         mem_mb=2000,
         runtime=20,
+    params:
+        settings=config["decisions"],
     script:
         "../workflow_scripts/decisions.py"
 

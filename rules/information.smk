@@ -2,35 +2,27 @@
 # split into independent shards (separate jobs with their own seeds) merged by a final rule.
 
 
-def cmi_shards(wildcards):
-    settings = config["information"]
-    return expand(
-        "results/{panel}/information/null/{convention}_{shard}.parquet",
-        panel=wildcards.panel,
-        convention=settings["conventions"],
-        shard=range(settings["shards"]),
-    )
-
-
 rule cmi_null_shard:
     input:
         runs="results/{panel}/runs.parquet",
         tensor="results/{panel}/tensor.parquet",
     output:
         null="results/{panel}/information/null/{convention}_{shard}.parquet",
-    params:
-        settings=config["information"],
-    wildcard_constraints:
-        convention="protocol|sklearn",
-        shard="[0-9]+",
     log:
         "results/{panel}/logs/cmi_null_{convention}_{shard}.log",
     benchmark:
         "results/{panel}/benchmarks/cmi_null_{convention}_{shard}.tsv"
+    wildcard_constraints:
+        convention="protocol|sklearn",
+        shard="[0-9]+",
+    conda:
+        "../environment.yml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
+    params:
+        settings=config["information"],
     script:
         "../workflow_scripts/cmi_null_shard.py"
 
@@ -44,17 +36,21 @@ rule cmi:
         summary="results/{panel}/information/cmi.json",
         null="results/{panel}/information/null.parquet",
         strata="results/{panel}/information/strata.csv",
-    params:
-        settings=config["information"],
     log:
         "results/{panel}/logs/cmi.log",
+    conda:
+        "../environment.yml"
     resources:
         mem_mb=2000,
         runtime=20,
+    params:
+        settings=config["information"],
     script:
         "../workflow_scripts/cmi.py"
 
 
 register_targets(
-    lambda: expand("results/{panel}/information/cmi.json", panel=panels_with("information"))
+    lambda: expand(
+        "results/{panel}/information/cmi.json", panel=panels_with("information")
+    )
 )

@@ -11,13 +11,15 @@ rule simulate_panel:
         requirements="results/{panel}/synthetic/requirements.parquet",
         truth="results/{panel}/synthetic/truth.json",
         beta_true="results/{panel}/synthetic/beta_true.csv",
-    params:
-        panel=panel_config,
     log:
         "results/{panel}/logs/simulate_panel.log",
+    conda:
+        "../environment.yml"
     resources:
         mem_mb=4000,
         runtime=20,
+    params:
+        panel=panel_config,
     script:
         "../workflow_scripts/simulate_panel.py"
 
@@ -27,13 +29,15 @@ rule flatten_judgment_tree:
         judgment_tree_files,
     output:
         requirements="results/{panel}/raw/requirements.parquet",
-    params:
-        root=lambda wc: data_path(PANELS[wc.panel]["root"]),
     log:
         "results/{panel}/logs/flatten_judgment_tree.log",
+    conda:
+        "../environment.yml"
     resources:
         mem_mb=2000,
         runtime=20,
+    params:
+        root=lambda wc: data_path(PANELS[wc.panel]["root"]),
     script:
         "../workflow_scripts/flatten_judgment_tree.py"
 
@@ -44,15 +48,17 @@ rule ingest:
     output:
         runs="results/{panel}/runs.parquet",
         manifest="results/{panel}/inputs.json",
-    params:
-        panel=panel_config,
     log:
         "results/{panel}/logs/ingest.log",
     benchmark:
         "results/{panel}/benchmarks/ingest.tsv"
+    conda:
+        "../environment.yml"
     resources:
         mem_mb=4000,
         runtime=30,
+    params:
+        panel=panel_config,
     script:
         "../workflow_scripts/ingest.py"
 
@@ -63,10 +69,12 @@ rule tensor:
     output:
         tensor="results/{panel}/tensor.parquet",
         cell_means="results/{panel}/cell_means.csv",
-    params:
-        panel=panel_config,
     log:
         "results/{panel}/logs/tensor.log",
+    conda:
+        "../environment.yml"
+    params:
+        panel=panel_config,
     script:
         "../workflow_scripts/tensor.py"
 
@@ -76,12 +84,14 @@ rule requirements:
         unpack(ingest_inputs),
     output:
         requirements="results/{panel}/requirements.parquet",
-    params:
-        panel=panel_config,
     log:
         "results/{panel}/logs/requirements.log",
+    conda:
+        "../environment.yml"
     resources:
         mem_mb=4000,
         runtime=30,
+    params:
+        panel=panel_config,
     script:
         "../workflow_scripts/requirements.py"

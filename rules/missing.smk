@@ -6,15 +6,17 @@ rule deletion_experiment:
         tensor="results/{panel}/tensor.parquet",
     output:
         table="results/{panel}/missing/mae.csv",
-    params:
-        settings=config["missing"],
     log:
         "results/{panel}/logs/deletion_experiment.log",
     benchmark:
         "results/{panel}/benchmarks/deletion_experiment.tsv"
+    conda:
+        "../environment.yml"
     resources:
         mem_mb=2000,
         runtime=30,
+    params:
+        settings=config["missing"],
     script:
         "../workflow_scripts/deletion_experiment.py"
 
@@ -24,13 +26,15 @@ rule parse_failures:
         requirements="results/{panel}/requirements.parquet",
     output:
         table="results/{panel}/missing/parse_failures.csv",
-    params:
-        panel=panel_config,
     log:
         "results/{panel}/logs/parse_failures.log",
+    conda:
+        "../environment.yml"
     resources:
         mem_mb=2000,
         runtime=20,
+    params:
+        panel=panel_config,
     script:
         "../workflow_scripts/parse_failures.py"
 
@@ -38,6 +42,7 @@ rule parse_failures:
 register_targets(
     lambda: expand("results/{panel}/missing/mae.csv", panel=panels_with("missing"))
     + expand(
-        "results/{panel}/missing/parse_failures.csv", panel=panels_with("parse_failures")
+        "results/{panel}/missing/parse_failures.csv",
+        panel=panels_with("parse_failures"),
     )
 )

@@ -7,19 +7,23 @@ rule reversal:
     output:
         pairs="results/{panel}/reversal/pairs.csv",
         summary="results/{panel}/reversal/summary.json",
-    params:
-        settings=config["reversal"],
     log:
         "results/{panel}/logs/reversal.log",
     benchmark:
         "results/{panel}/benchmarks/reversal.tsv"
+    conda:
+        "../environment.yml"
     resources:
         mem_mb=4000,
         runtime=30,
+    params:
+        settings=config["reversal"],
     script:
         "../workflow_scripts/reversal.py"
 
 
 register_targets(
-    lambda: expand("results/{panel}/reversal/summary.json", panel=panels_with("reversal"))
+    lambda: expand(
+        "results/{panel}/reversal/summary.json", panel=panels_with("reversal")
+    )
 )

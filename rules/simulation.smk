@@ -1,20 +1,28 @@
 # Simulation study of CBC on synthetic panels: one job per scenario, merged into one table.
 
 
+localrules:
+    simulation_summary,
+
+
 rule simulation_scenario:
     output:
         table="results/simulation/scenarios/{scenario}.csv",
-    params:
-        settings=lambda wc: simulation_settings(wc.scenario),
-        study=lambda wc: {k: v for k, v in config["simulation"].items() if k != "scenarios"},
     log:
         "results/simulation/logs/{scenario}.log",
     benchmark:
         "results/simulation/benchmarks/{scenario}.tsv"
+    conda:
+        "../environment.yml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=60,
+    params:
+        settings=lambda wc: simulation_settings(wc.scenario),
+        study=lambda wc: {
+            k: v for k, v in config["simulation"].items() if k != "scenarios"
+        },
     script:
         "../workflow_scripts/simulation_scenario.py"
 
@@ -29,10 +37,14 @@ rule simulation_summary:
         table="results/simulation/summary.csv",
     log:
         "results/simulation/logs/summary.log",
+    conda:
+        "../environment.yml"
     script:
         "../workflow_scripts/simulation_summary.py"
 
 
 register_targets(
-    lambda: ["results/simulation/summary.csv"] if config["simulation"]["scenarios"] else []
+    lambda: (
+        ["results/simulation/summary.csv"] if config["simulation"]["scenarios"] else []
+    )
 )
