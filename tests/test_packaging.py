@@ -27,3 +27,14 @@ def test_ci_runs_the_readme_test_command():
                "requirements-test.txt -e . && python -m pytest -q")
     assert command in readme
     assert command in (REPO / ".ci" / "run").read_text()
+
+
+def test_workflow_is_lint_clean_and_formatted():
+    import subprocess
+    import sys
+    lint = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=REPO,
+                          capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout[-3000:] + lint.stderr[-3000:]
+    fmt = subprocess.run([sys.executable, "-m", "snakefmt", "--check", "Snakefile", "rules"],
+                         cwd=REPO, capture_output=True, text=True)
+    assert fmt.returncode == 0, fmt.stderr[-3000:]

@@ -152,6 +152,26 @@ def test_small_synthetic_panel_end_to_end_and_params_tracking(tmp_path):
 
 
 @pytest.mark.slow
+def test_outputs_are_byte_identical_whatever_the_number_of_cores(tmp_path):
+    config = own_data_config(tmp_path)
+    config["panels"]["mine"]["analyses"] = ["cbc", "heldout", "reversal", "information"]
+    config.update({"heldout": {"replicates": 50}, "reversal": {"permutations": 49},
+                   "information": {"permutations": 30, "shards": 3}})
+    results = {}
+    for cores in ("1", "2"):
+        workdir = tmp_path / f"cores{cores}"
+        workdir.mkdir()
+        path = write_config(workdir, config)
+        snakemake(workdir, "--configfile", str(path), "--cores", cores)
+        root = workdir / "results"
+        results[cores] = {p.relative_to(root): p.read_bytes() for p in root.rglob("*")
+                          if p.is_file() and not {"logs", "benchmarks"} & set(p.relative_to(root).parts)}
+    assert results["1"].keys() == results["2"].keys() and len(results["1"]) > 20
+    different = [str(p) for p in results["1"] if results["1"][p] != results["2"][p]]
+    assert not different
+
+
+@pytest.mark.slow
 def test_bad_input_stops_with_a_clear_message_and_no_output(tmp_path):
     config = own_data_config(tmp_path)
     path = tmp_path / "data" / "my_runs.csv"
