@@ -40,9 +40,9 @@ class InputError(ValueError):
         super().__init__(message)
 
 
-def _file_rows(frame: pd.DataFrame, mask) -> pd.DataFrame:
+def file_rows(frame: pd.DataFrame, mask) -> pd.DataFrame:
     """Rows under ``mask`` indexed by their line in the file (header is line 1)."""
-    bad = frame.loc[mask]
+    bad = frame.loc[np.asarray(mask, dtype=bool)]
     return bad.set_axis(bad.index + 2, axis=0)
 
 
@@ -102,11 +102,11 @@ def _check_keys(frame: pd.DataFrame, keys: list[str], source) -> None:
         empty = (labels.cat.codes.isin(blank) | (labels.cat.codes < 0)).to_numpy()
         if empty.any():
             raise InputError(source, f"column '{key}' is empty in {int(empty.sum())} row(s)",
-                             f"a label in every row of '{key}'", _file_rows(frame, empty))
+                             f"a label in every row of '{key}'", file_rows(frame, empty))
     duplicated = frame.duplicated(keys, keep=False)
     if duplicated.any():
         raise InputError(source, f"{int(duplicated.sum())} rows share the same {keys}",
-                         f"one row per {tuple(keys)}", _file_rows(frame, duplicated))
+                         f"one row per {tuple(keys)}", file_rows(frame, duplicated))
 
 
 def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
@@ -130,22 +130,22 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
     non_numeric = score.isna() & frame["score"].notna()
     if non_numeric.any():
         raise InputError(source, f"{int(non_numeric.sum())} non-numeric score(s)",
-                         "a number in column 'score'", _file_rows(frame, non_numeric))
+                         "a number in column 'score'", file_rows(frame, non_numeric))
     infinite = np.isinf(score)
     if infinite.any():
-        raise InputError(source, "infinite score(s)", "finite scores", _file_rows(frame, infinite))
+        raise InputError(source, "infinite score(s)", "finite scores", file_rows(frame, infinite))
     if score_range is not None:
         low, high = score_range
         outside = (score < low) | (score > high)
         if outside.any():
             raise InputError(source, f"{int(outside.sum())} score(s) outside [{low}, {high}]",
                              f"scores in [{low}, {high}] (the panel's score_range)",
-                             _file_rows(frame, outside))
+                             file_rows(frame, outside))
     nan = score.isna()
     if nan.any() and missing == "error":
         raise InputError(source, f"{int(nan.sum())} missing (NaN) score(s)",
                          "a score in every row, or `missing: omit` in the panel config to leave "
-                         "them out of the means", _file_rows(frame, nan))
+                         "them out of the means", file_rows(frame, nan))
     out = frame.assign(score=score.astype(float)).loc[~nan]
     for key in keys:
         out[key] = as_labels(out[key]).cat.remove_unused_categories()
@@ -164,7 +164,7 @@ def runs_from_requirements(requirements: pd.DataFrame, source) -> pd.DataFrame:
     bad = ~satisfied.isin([0, 1])
     if bad.any():
         raise InputError(source, f"{int(bad.sum())} value(s) of 'satisfied' are not 0/1",
-                         "satisfied in {0, 1} (or true/false)", _file_rows(requirements, bad))
+                         "satisfied in {0, 1} (or true/false)", file_rows(requirements, bad))
     grouped = requirements.assign(satisfied=satisfied).groupby(RUN_KEYS, sort=False)["satisfied"]
     runs = grouped.agg(n_requirements="size", n_satisfied="sum").reset_index()
     runs["score"] = 100.0 * runs["n_satisfied"] / runs["n_requirements"]
@@ -264,7 +264,7 @@ def load_preference_margins(files: dict, source_dir, columns: dict | None = None
               (rejected.isna() & frame[names["rejected"]].notna())
         if bad.any():
             raise InputError(path, "non-numeric chosen/rejected score(s)", "numbers or empty",
-                             _file_rows(frame, bad))
+                             file_rows(frame, bad))
         frames.append(pd.DataFrame({
             "task": frame[names["item"]].astype(str), "language": frame[names["language"]].astype(str),
             "backbone": str(evaluator), "framework": "single", "score": chosen - rejected,

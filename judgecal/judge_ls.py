@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
-from .io import InputError, read_table
+from .io import InputError, file_rows, read_table
 
 VERDICT_KEYS = ["item", "subset", "judge", "condition", "order"]
 VERDICT_COLUMNS = VERDICT_KEYS + ["verdict", "gold"]
@@ -39,12 +39,6 @@ ALL = "all"
 
 
 # --- input -------------------------------------------------------------------------------------
-def _file_rows(frame: pd.DataFrame, mask) -> pd.DataFrame:
-    """Rows under ``mask`` indexed by their line in the file (header is line 1)."""
-    bad = frame.loc[np.asarray(mask, dtype=bool)]
-    return bad.set_axis(bad.index + 2, axis=0)
-
-
 def validate_verdicts(frame: pd.DataFrame, source: str, conditions=None,
                       on_duplicate: str = "error") -> pd.DataFrame:
     """Check a verdict table and return it with canonical values (keys and gold as strings).
@@ -69,22 +63,22 @@ def validate_verdicts(frame: pd.DataFrame, source: str, conditions=None,
         empty = out[column].isna() | (text == "")
         if empty.any():
             raise InputError(source, f"{int(empty.sum())} row(s) with an empty `{column}`",
-                             f"every judgment has a {column}", _file_rows(out, empty))
+                             f"every judgment has a {column}", file_rows(out, empty))
         out[column] = text
     bad_order = ~out["order"].isin(ORDERS)
     if bad_order.any():
         raise InputError(source, f"`order` values {sorted(out.loc[bad_order, 'order'].unique())}",
-                         f"order in {list(ORDERS)}", _file_rows(out, bad_order))
+                         f"order in {list(ORDERS)}", file_rows(out, bad_order))
     if (out["subset"] == ALL).any():
         raise InputError(source, "subset named 'all'",
                          "subset names other than 'all' (reserved for the pooled rows)",
-                         _file_rows(out, out["subset"] == ALL))
+                         file_rows(out, out["subset"] == ALL))
     out["gold"] = _canonical_gold(out["gold"])
     bad_gold = out["gold"].isna()
     if bad_gold.any():
         raise InputError(source, f"{int(bad_gold.sum())} row(s) with a bad `gold`",
                          "gold 1 or 2 (better output, original indices) or Tie (tie probe)",
-                         _file_rows(frame.reset_index(drop=True), bad_gold))
+                         file_rows(frame.reset_index(drop=True), bad_gold))
     probes = out["gold"] == "Tie"
     if probes.any():
         absent = [c for c in PROBE_COLUMNS if c not in out.columns]
@@ -94,19 +88,19 @@ def validate_verdicts(frame: pd.DataFrame, source: str, conditions=None,
         blank = probes & out[PROBE_COLUMNS].isna().any(axis=1)
         if blank.any():
             raise InputError(source, "tie probe(s) without probe languages",
-                             f"{PROBE_COLUMNS} filled on every gold Tie row", _file_rows(out, blank))
+                             f"{PROBE_COLUMNS} filled on every gold Tie row", file_rows(out, blank))
     if conditions is not None:
         unknown = ~out["condition"].isin([str(c) for c in conditions])
         if unknown.any():
             raise InputError(source, f"unknown condition(s) {sorted(out.loc[unknown, 'condition'].unique())}",
-                             f"condition in {list(conditions)}", _file_rows(out, unknown))
+                             f"condition in {list(conditions)}", file_rows(out, unknown))
     duplicated = out.duplicated(VERDICT_KEYS, keep=False)
     if duplicated.any():
         if on_duplicate == "error":
             raise InputError(source, f"{int(duplicated.sum())} rows repeat a judgment",
                              "one row per (item, subset, judge, condition, order); set the "
                              "panel's on_duplicate to drop_first to keep the first",
-                             _file_rows(out, duplicated).sort_values(VERDICT_KEYS))
+                             file_rows(out, duplicated).sort_values(VERDICT_KEYS))
         later = out.duplicated(VERDICT_KEYS, keep="first")
         warnings.warn(f"{source}: dropped {int(later.sum())} repeated judgment(s), kept the first")
         out = out.loc[~later].reset_index(drop=True)
@@ -430,7 +424,7 @@ def _text_table(texts: pd.DataFrame, source: str) -> pd.DataFrame:
     repeated = out.duplicated(TEXT_KEYS, keep=False)
     if repeated.any():
         raise InputError(source, "repeated (item, subset, field)", "one text per field",
-                         _file_rows(out, repeated))
+                         file_rows(out, repeated))
     return out
 
 

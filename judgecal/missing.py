@@ -33,21 +33,13 @@ import pandas as pd
 
 from . import io
 from .estimator import double_center, rank_within_language
+from .panel import nanmean
 
 METHODS = ("plain", "available_means", "task_adjusted", "least_squares", "least_squares_tl_fixed",
            "least_squares_tl_ridge")
 DEFAULT_INCOMPLETE_METHOD = "least_squares"
 _LS_VARIANTS = {"least_squares": False, "least_squares_tl_fixed": "fixed",
                 "least_squares_tl_ridge": "ridge"}
-
-
-def _nanmean(values: np.ndarray, axis, keepdims: bool = False) -> np.ndarray:
-    """Mean over ``axis`` of the finite entries; NaN where there is none (no warnings)."""
-    finite = np.isfinite(values)
-    count = finite.sum(axis=axis, keepdims=keepdims)
-    total = np.where(finite, values, 0.0).sum(axis=axis, keepdims=keepdims)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
 def _check_values(values) -> np.ndarray:
@@ -67,13 +59,13 @@ def _check_values(values) -> np.ndarray:
 
 def available_means_beta(values: np.ndarray) -> np.ndarray:
     """``beta = DC(M)`` with ``M[l, b]`` the mean of the observed ``T[., l, b]``."""
-    return double_center(_nanmean(_check_values(values), axis=-3))
+    return double_center(nanmean(_check_values(values), axis=-3))
 
 
 def task_adjusted_beta(values: np.ndarray) -> np.ndarray:
     """``beta = DC(M')`` with ``M'[l, b] = mean_t (T[t,l,b] - mean_{observed l,b} T[t,.,.])``."""
     values = _check_values(values)
-    return double_center(_nanmean(values - _nanmean(values, axis=(-2, -1), keepdims=True), axis=-3))
+    return double_center(nanmean(values - nanmean(values, axis=(-2, -1), keepdims=True), axis=-3))
 
 
 @dataclass(frozen=True)
@@ -225,9 +217,9 @@ def estimate_beta(values: np.ndarray, method: str | None = None) -> InteractionE
         raise ValueError(f"plain double-centring needs a complete panel ({n_missing} cells are "
                          f"missing); use one of {METHODS[1:]}")
     if chosen in ("plain", "available_means"):
-        means = _nanmean(values, axis=0)
+        means = nanmean(values, axis=0)
     elif chosen == "task_adjusted":
-        means = _nanmean(values - _nanmean(values, axis=(1, 2), keepdims=True), axis=0)
+        means = nanmean(values - nanmean(values, axis=(1, 2), keepdims=True), axis=0)
     else:
         means = least_squares_fit(values, task_language=_LS_VARIANTS[chosen]).cell_means
     how = "chosen by the panel setting" if method else (

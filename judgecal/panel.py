@@ -46,7 +46,7 @@ class Panel:
 
     def cell_means(self) -> np.ndarray:
         """``M[l, b]``: mean over tasks of ``T[t, l, b]``, missing tasks omitted."""
-        return nanmean_over_tasks(self.values)
+        return nanmean(self.values, axis=0)
 
     def matrix_frame(self, matrix: np.ndarray, name: str) -> pd.DataFrame:
         """A tidy (language, backbone, name) frame of a language x backbone matrix."""
@@ -97,10 +97,10 @@ class Panel:
         return cls(values, tasks, langs, bbs, strata=strata, n_runs=n_runs)
 
 
-def nanmean_over_tasks(values: np.ndarray) -> np.ndarray:
-    """Mean over axis 0 ignoring NaN, without warnings; NaN where a cell has no task."""
+def nanmean(values: np.ndarray, axis, keepdims: bool = False) -> np.ndarray:
+    """Mean over ``axis`` of the finite entries, without warnings; NaN where there is none."""
     finite = np.isfinite(values)
-    count = finite.sum(axis=0)
-    total = np.where(finite, values, 0.0).sum(axis=0)
+    count = finite.sum(axis=axis, keepdims=keepdims)
+    total = np.where(finite, values, 0.0).sum(axis=axis, keepdims=keepdims)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
