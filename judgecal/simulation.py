@@ -14,7 +14,6 @@ many panels are drawn with :func:`judgecal.synthetic.simulate_panel` and CBC is 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import scipy.stats
 
 from .diagnostics import bootstrap_band, three_way_anova

@@ -31,25 +31,15 @@ MREWARDBENCH_LANGUAGES = ("eng_Latn", "arb_Arab", "tur_Latn", "zho_Hans", "hin_D
 def load_mrewardbench_panel() -> Panel:
     """The 1,500 item x 7 language x 5 evaluator margin panel (margin = chosen - rejected).
 
-    Tasks are the item ids as strings in numeric order, strata the subsets, backbones the
-    evaluator file stems; a margin is NaN where either score is missing (35 cells).
+    Read through the workflow's own loader: tasks are the item ids in numeric order, strata the
+    subsets, backbones the evaluator file stems; a margin is NaN where a score is missing (35).
     """
-    frames = []
-    for stem in MREWARDBENCH_EVALUATORS:
-        frame = pd.read_csv(MREWARDBENCH_DIR / f"{stem}.csv")
-        frames.append(frame.assign(backbone=stem,
-                                   margin=frame["chosen_score"] - frame["rejected_score"]))
-    runs = pd.concat(frames, ignore_index=True)
-    items = np.sort(runs["item_numeric_id"].unique())
-    cube = (runs.pivot_table(index=["item_numeric_id", "language"], columns="backbone",
-                             values="margin", dropna=False)
-            .reindex(pd.MultiIndex.from_product([items, MREWARDBENCH_LANGUAGES]))
-            .reindex(columns=list(MREWARDBENCH_EVALUATORS)))
-    strata = runs.drop_duplicates("item_numeric_id").set_index("item_numeric_id")["subset"]
-    return Panel(values=cube.to_numpy(float).reshape(len(items), len(MREWARDBENCH_LANGUAGES), -1),
-                 tasks=tuple(str(i) for i in items), languages=MREWARDBENCH_LANGUAGES,
-                 backbones=tuple(MREWARDBENCH_EVALUATORS),
-                 strata=tuple(strata.loc[items].astype(str).tolist()))
+    from judgecal import io
+    runs = io.load_preference_margins({stem: f"{stem}.csv" for stem in MREWARDBENCH_EVALUATORS},
+                                      MREWARDBENCH_DIR)
+    runs = io.validate_runs(runs, "mrewardbench", score_range=None, missing="omit")
+    return io.build_panel(runs, "mrewardbench", MREWARDBENCH_LANGUAGES,
+                          list(MREWARDBENCH_EVALUATORS), allow_missing_cells=True)
 
 
 @pytest.fixture(scope="session")

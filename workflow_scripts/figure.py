@@ -2,7 +2,6 @@
 import json
 import logging
 
-import pandas as pd
 import yaml
 
 from judgecal import figures
