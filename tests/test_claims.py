@@ -1,6 +1,5 @@
 """The claims table reads reproduced values from outputs and compares them with the published."""
 import json
-import shutil
 from pathlib import Path
 
 import pandas as pd

@@ -6,7 +6,7 @@ import pytest
 from judgecal import estimator
 from judgecal.panel import Panel
 
-from conftest import DEVAI_BACKBONE_LABELS, DEVAI_DIR, SHARED_DATA
+from conftest import DEVAI_BACKBONE_LABELS, SHARED_DATA
 
 
 def test_double_center_hand_computed():

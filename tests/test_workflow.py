@@ -1,7 +1,5 @@
 """End-to-end: real snakemake runs in temporary directories, and a dry run of the full DAG."""
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
