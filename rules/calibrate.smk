@@ -43,7 +43,12 @@ rule bands:
     input:
         tensor="results/{panel}/tensor.parquet",
     output:
-        bands="results/{panel}/cbc/bands.csv",
+        bands=report(
+            "results/{panel}/cbc/bands.csv",
+            caption="../report/bands.rst",
+            category="3. Beyond the paper",
+            subcategory="{panel}",
+        ),
         summary="results/{panel}/cbc/bands.json",
     log:
         "results/{panel}/logs/bands.log",

@@ -5,7 +5,12 @@ rule three_way:
     input:
         runs="results/{panel}/runs.parquet",
     output:
-        summary="results/{panel}/diagnostics/three_way.json",
+        summary=report(
+            "results/{panel}/diagnostics/three_way.json",
+            caption="../report/three_way.rst",
+            category="3. Beyond the paper",
+            subcategory="{panel}",
+        ),
     log:
         "results/{panel}/logs/three_way.log",
     conda:

@@ -5,7 +5,12 @@ rule deletion_experiment:
     input:
         tensor="results/{panel}/tensor.parquet",
     output:
-        table="results/{panel}/missing/mae.csv",
+        table=report(
+            "results/{panel}/missing/mae.csv",
+            caption="../report/deletion.rst",
+            category="3. Beyond the paper",
+            subcategory="{panel}",
+        ),
     log:
         "results/{panel}/logs/deletion_experiment.log",
     benchmark:
@@ -25,7 +30,12 @@ rule parse_failures:
     input:
         requirements="results/{panel}/requirements.parquet",
     output:
-        table="results/{panel}/missing/parse_failures.csv",
+        table=report(
+            "results/{panel}/missing/parse_failures.csv",
+            caption="../report/parse_failures.rst",
+            category="3. Beyond the paper",
+            subcategory="{panel}",
+        ),
     log:
         "results/{panel}/logs/parse_failures.log",
     conda:

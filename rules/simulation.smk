@@ -34,7 +34,12 @@ rule simulation_summary:
             scenario=config["simulation"]["scenarios"],
         ),
     output:
-        table="results/simulation/summary.csv",
+        table=report(
+            "results/simulation/summary.csv",
+            caption="../report/simulation_table.rst",
+            category="3. Beyond the paper",
+            subcategory="simulation",
+        ),
     log:
         "results/simulation/logs/summary.log",
     conda:
