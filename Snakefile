@@ -13,6 +13,7 @@ include: "rules/common.smk"
 
 
 validate(config, "config/schema/config.schema.yaml")
+check_analyses()
 
 
 include: "rules/ingest.smk"

@@ -1,5 +1,6 @@
 # Input functions, target lists and wildcard constraints shared by every stage.
 import copy
+import zlib
 from pathlib import Path
 
 import yaml
@@ -29,6 +30,10 @@ with open(workflow.source_path("../config/config.yaml")) as handle:
     fill_defaults(config, yaml.safe_load(handle))
 for _panel in config["panels"].values():
     fill_defaults(_panel, config["panel_defaults"])
+    if (
+        _panel.get("kind") == "synthetic"
+    ):  # a synthetic panel's model: the simulation base
+        fill_defaults(_panel, config["simulation"]["base"])
 DATA_DIR = Path(config["data_dir"])
 PANELS = config["panels"]
 # Kinds that become a task x language x backbone score tensor (everything but Judge-LS verdicts).
@@ -62,6 +67,15 @@ def panels_with(analysis):
     ]
 
 
+def verdict_panels():
+    """Names of pairwise-verdict panels that run the Judge-LS protocol."""
+    return [
+        name
+        for name, panel in PANELS.items()
+        if panel["kind"] == "pairwise_verdicts" and "judge_ls" in panel["analyses"]
+    ]
+
+
 def has_requirements(name):
     panel = PANELS[name]
     return (
@@ -69,6 +83,50 @@ def has_requirements(name):
         or panel["kind"] == "judgment_tree"
         or (panel["kind"] == "synthetic" and panel["requirements_per_task"] > 0)
     )
+
+
+def analysis_problem(name, analysis):
+    """Why a panel cannot run an analysis (None if it can), decided from its config alone."""
+    panel = PANELS[name]
+    kind = panel["kind"]
+    if analysis == "judge_ls":
+        return (
+            None if kind == "pairwise_verdicts" else "needs a pairwise_verdicts panel"
+        )
+    if kind not in TENSOR_KINDS:
+        return "a pairwise_verdicts panel only supports judge_ls"
+    if analysis == "external" and kind != "preference_margins":
+        return "needs a preference_margins panel"
+    if analysis in ("information", "diagnostics") and (
+        kind == "preference_margins"
+        or (kind == "synthetic" and panel["n_frameworks"] < 2)
+    ):
+        return "needs repeated runs (frameworks) in every cell; this panel has one"
+    if analysis == "requirement_type" and not (
+        has_requirements(name) and panel["requirement_types"]
+    ):
+        return "needs requirement-level verdicts and a `requirement_types` table"
+    if analysis == "parse_failures" and not (
+        kind in ("judge_runs", "judgment_tree") and has_requirements(name)
+    ):
+        return "needs requirement-level verdicts with a response_status column"
+    return None
+
+
+def check_analyses():
+    """Stop at start-up, naming panel, analysis and reason, if a panel lists one it cannot run."""
+    problems = [
+        f"  panel '{name}': analysis '{analysis}' {problem}"
+        for name, panel in PANELS.items()
+        for analysis in panel["analyses"]
+        if (problem := analysis_problem(name, analysis))
+    ]
+    if problems:
+        raise ValueError(
+            "the config asks for analyses these panels cannot run:\n"
+            + "\n".join(problems)
+            + "\n  remove them from the panels' `analyses` lists"
+        )
 
 
 def data_path(relative):
@@ -117,11 +175,14 @@ def judgment_tree_files(wildcards):
 
 
 def simulation_settings(scenario):
-    """A scenario's panel settings and size: the study's base settings, overridden."""
+    """A scenario's panel settings and size: the study's base settings, overridden.
+
+    Its seed is (study seed, CRC-32 of the scenario's name), so adding or reordering scenarios
+    leaves the others' draws unchanged.
+    """
     study = config["simulation"]
-    names = list(study["scenarios"])
     settings = {**study["base"], **study["scenarios"][scenario]}
-    settings["seed"] = study["seed"] * 1000 + names.index(scenario)
+    settings["seed"] = [study["seed"], zlib.crc32(scenario.encode())]
     return settings
 
 
@@ -220,14 +281,52 @@ def figure_targets():
     """Every figure the configured panels and their analyses can make."""
     return [
         f"results/{name}/figures/{figure}.png"
-        for name, panel in PANELS.items()
         for figure, (analysis, _) in FIGURES.items()
-        if analysis in panel["analyses"]
+        for name in (
+            panels_with(analysis) if analysis != "judge_ls" else verdict_panels()
+        )
     ] + (
         ["results/simulation/figures/coverage.png"]
         if config["simulation"]["scenarios"]
         else []
     )
+
+
+# --- claims -----------------------------------------------------------------
+
+
+def output_analysis(relative):
+    """The analysis that writes ``results/{panel}/<relative>``."""
+    special = {
+        "cell_means.csv": "cbc",
+        "cbc/bands.csv": "bands",
+        "cbc/bands.json": "bands",
+        "heldout/decisions.json": "decisions",
+        "missing/parse_failures.csv": "parse_failures",
+    }
+    folder, _, name = relative.partition("/")
+    if relative in special:
+        return special[relative]
+    return Path(name).stem if folder == "ablations" else folder
+
+
+def claim_outputs():
+    """The outputs the published claims read that this config produces."""
+    with open(Path(workflow.basedir) / "config" / "claims.yaml") as handle:
+        claims = yaml.safe_load(handle)
+    produced = []
+    for path in dict.fromkeys(claim["output"] for claim in claims):
+        _, panel, relative = path.split("/", 2)
+        if panel == "simulation":
+            made = bool(config["simulation"]["scenarios"])
+        else:
+            made = (
+                panel in PANELS
+                and output_analysis(relative) in PANELS[panel]["analyses"]
+            )
+        if made:
+            produced.append(path)
+    return produced
 
 
 TARGETS = []

@@ -51,9 +51,5 @@ rule judge_ls:
 
 
 register_targets(
-    lambda: [
-        f"results/{name}/judge_ls/summary.md"
-        for name, panel in PANELS.items()
-        if panel["kind"] == "pairwise_verdicts" and "judge_ls" in panel["analyses"]
-    ]
+    lambda: expand("results/{panel}/judge_ls/summary.md", panel=verdict_panels())
 )
