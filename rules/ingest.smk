@@ -1,10 +1,6 @@
 # Ingest: raw judge runs -> validated run table -> task-level tensor and cell means.
 
 
-localrules:
-    tensor,
-
-
 rule simulate_panel:
     output:
         runs="results/{panel}/synthetic/runs.parquet",
@@ -48,6 +44,8 @@ rule ingest:
     output:
         runs="results/{panel}/runs.parquet",
         manifest="results/{panel}/inputs.json",
+        tensor="results/{panel}/tensor.parquet",
+        cell_means="results/{panel}/cell_means.csv",
     log:
         "results/{panel}/logs/ingest.log",
     benchmark:
@@ -61,22 +59,6 @@ rule ingest:
         panel=panel_config,
     script:
         "../workflow_scripts/ingest.py"
-
-
-rule tensor:
-    input:
-        runs="results/{panel}/runs.parquet",
-    output:
-        tensor="results/{panel}/tensor.parquet",
-        cell_means="results/{panel}/cell_means.csv",
-    log:
-        "results/{panel}/logs/tensor.log",
-    conda:
-        "../environment.yml"
-    params:
-        panel=panel_config,
-    script:
-        "../workflow_scripts/tensor.py"
 
 
 rule requirements:

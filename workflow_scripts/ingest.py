@@ -1,8 +1,9 @@
-"""Validate a panel's raw inputs into the standard run table (results/{panel}/runs.parquet)."""
+"""Validate a panel's raw inputs: the standard run table, the task-level tensor (framework
+means) and the cell-mean matrix, each its own file under results/{panel}/."""
 import logging
 
 from judgecal import io
-from judgecal.scripting import run_step, write_json, write_parquet
+from judgecal.scripting import run_step, write_csv, write_json, write_parquet
 
 log = logging.getLogger("judgecal.ingest")
 
@@ -33,11 +34,13 @@ def main(smk):
                 io.check_runs_agree(checked, recomputed, inputs["runs"])
                 log.info("run table agrees with the requirement table")
     runs = io.validate_runs(runs, source, panel["score_range"], panel["missing"])
-    # Balance and label checks happen here too, so no later step meets a bad panel.
     tensor = io.build_panel(runs, source, panel.get("languages"), panel.get("backbones"),
                             allow_missing_cells=panel["missing"] == "omit")
-    log.info("%d runs: %d tasks x %d languages x %d backbones", len(runs), *tensor.shape)
+    log.info("%d runs: %d tasks x %d languages x %d backbones, %d empty cells", len(runs),
+             *tensor.shape, int((tensor.n_runs == 0).sum()))
     write_parquet(runs, smk.output.runs)
+    write_parquet(tensor.to_frame(), smk.output.tensor)
+    write_csv(tensor.matrix_frame(tensor.cell_means(), "mean"), smk.output.cell_means)
     write_json({"kind": kind, "n_runs": len(runs),
                 "files": {name: {"path": path, "sha256": io.sha256(path)}
                           for name, path in inputs.items()}}, smk.output.manifest)
