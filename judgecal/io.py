@@ -6,7 +6,8 @@ before any output is written. Inner numerical code trusts what leaves this modul
 
 Standard tables (column names after renaming):
 
-* run table: task, language, backbone, framework, score[, stratum]
+* run table: task, language, backbone, framework, score[, stratum] (no framework column: one
+  run per cell, framework "single")
 * requirement table: task, language, backbone, framework, requirement_id, category, satisfied
   [, response_status]
 """
@@ -30,13 +31,13 @@ MISSING_POLICIES = ("error", "omit")
 class InputError(ValueError):
     """Bad user input: names the file, what is wrong (with example rows) and what was expected."""
 
-    def __init__(self, source, problem: str, expected: str, rows: pd.DataFrame | None = None):
+    def __init__(self, source, problem: str, expected: str, rows: pd.DataFrame | None = None,
+                 rows_caption: str = "offending rows (file row numbers, header = row 1)"):
         message = f"{source}: {problem}\n  expected: {expected}"
         if rows is not None and len(rows):
             shown = rows.head(5).to_string(max_colwidth=40)
             more = f"\n  ... and {len(rows) - 5} more" if len(rows) > 5 else ""
-            message += "\n  offending rows (file row numbers, header = row 1):\n    " + \
-                shown.replace("\n", "\n    ") + more
+            message += f"\n  {rows_caption}:\n    " + shown.replace("\n", "\n    ") + more
         super().__init__(message)
 
 
@@ -120,6 +121,7 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
     if missing not in MISSING_POLICIES:
         raise InputError(source, f"unknown missing-score policy {missing!r}",
                          f"one of {MISSING_POLICIES}")
+    frame = with_single_framework(frame)
     absent = [c for c in keys + ["score"] if c not in frame.columns]
     if absent:
         raise InputError(source, f"missing column(s) {absent}; it has {list(frame.columns)}",
@@ -153,14 +155,23 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
     return out[columns].reset_index(drop=True)
 
 
+def with_single_framework(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table without a framework column is one run per cell: framework "single"."""
+    return frame if "framework" in frame.columns else frame.assign(framework="single")
+
+
 def runs_from_requirements(requirements: pd.DataFrame, source) -> pd.DataFrame:
     """Run scores ``100 x satisfied / requirements`` from requirement-level verdicts."""
+    requirements = with_single_framework(requirements)
     absent = [c for c in REQUIREMENT_COLUMNS if c not in requirements.columns]
     if absent:
         raise InputError(source, f"missing column(s) {absent}", f"columns {REQUIREMENT_COLUMNS}")
     requirements = requirements.reset_index(drop=True)
     _check_keys(requirements, RUN_KEYS + ["requirement_id"], source)
-    satisfied = pd.to_numeric(requirements["satisfied"], errors="coerce")
+    words = requirements["satisfied"].astype(str).str.strip().str.lower()
+    satisfied = pd.to_numeric(requirements["satisfied"].where(~words.isin(["true", "false"]),
+                                                              words.eq("true").astype(int)),
+                              errors="coerce")
     bad = ~satisfied.isin([0, 1])
     if bad.any():
         raise InputError(source, f"{int(bad.sum())} value(s) of 'satisfied' are not 0/1",
@@ -180,7 +191,8 @@ def check_runs_agree(runs: pd.DataFrame, recomputed: pd.DataFrame, source, atol=
     if unmatched.any() or differs.any():
         bad = merged.loc[unmatched | differs, RUN_KEYS + ["score", "score_requirements", "_merge"]]
         raise InputError(source, f"{len(bad)} run(s) disagree with the requirement table",
-                         "each run's score = 100 x satisfied / requirements of its verdicts", bad)
+                         "each run's score = 100 x satisfied / requirements of its verdicts",
+                         bad.set_axis(range(1, len(bad) + 1)), rows_caption="disagreeing runs")
 
 
 def order_labels(present, wanted, axis: str, source) -> tuple[str, ...]:
@@ -230,7 +242,8 @@ def build_panel(runs: pd.DataFrame, source, languages=None, backbones=None,
                          "backbone cells have no runs",
                          "every task judged in every language by every backbone, or "
                          "`missing: omit` in the panel config to estimate beta on an incomplete "
-                         "panel (the panel's `estimator` setting; least squares by default)", cells.set_axis(range(1, len(cells) + 1)))
+                         "panel (the panel's `estimator` setting; least squares by default)",
+                         cells.set_axis(range(1, len(cells) + 1)), rows_caption="missing cells")
     strata = None
     if "stratum" in runs.columns:
         per_task = runs.groupby("task")["stratum"].nunique()
