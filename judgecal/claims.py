@@ -118,13 +118,18 @@ def reproduced_value(output: Path, select: dict, data_dir=Path(".")):
         return None
 
 
-def evaluate_claims(claims: list[dict], root=".", data_dir=".") -> pd.DataFrame:
-    """One row per claim with the reproduced value, the difference and the status."""
+def evaluate_claims(claims: list[dict], root=".", data_dir=".", produced=None) -> pd.DataFrame:
+    """One row per claim with the reproduced value, the difference and the status.
+
+    ``produced``: the outputs this run made (None: any file present); a claim whose output is
+    not among them is ``not computed``, even if a file of that name is left from another run.
+    """
     rows = []
     for claim in claims:
         output = Path(root) / claim["output"]
         try:
-            value = reproduced_value(output, claim["select"], data_dir)
+            value = (None if produced is not None and claim["output"] not in produced
+                     else reproduced_value(output, claim["select"], data_dir))
         except (ClaimError, KeyError) as error:
             raise ClaimError(f"claim {claim['id']!r} ({claim['output']}): {error}") from error
         published = 0.0 if "compare" in claim["select"] else float(claim["published"])
@@ -142,11 +147,6 @@ def evaluate_claims(claims: list[dict], root=".", data_dir=".") -> pd.DataFrame:
                      "status": status, "source": claim["source"], "output": claim["output"],
                      "note": claim.get("note", "")})
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
-
-
-def claim_outputs(claims: list[dict]) -> list[str]:
-    """The distinct output files the claims read, in first-use order."""
-    return list(dict.fromkeys(claim["output"] for claim in claims))
 
 
 def claims_markdown(table: pd.DataFrame) -> str:

@@ -24,12 +24,17 @@ def run_step(main, smk) -> None:
         handlers.append(logging.FileHandler(smk.log[0], mode="w"))
     logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
                         format="%(asctime)s %(levelname)s [%(name)s] %(message)s")
+    logging.captureWarnings(True)  # numerical warnings belong in the rule's log too
     log.info("rule %s, wildcards %s", smk.rule, dict(smk.wildcards))
+    where = f"rule {smk.rule}" + "".join(f", {k} {v}" for k, v in dict(smk.wildcards).items())
     try:
         main(smk)
-    except ValueError as error:
-        log.error("%s", error)
+    except ValueError as error:  # bad input or settings: the message says what to change
+        log.error("%s\n  (%s)", error, where)
         sys.exit(1)
+    except Exception:  # a bug: keep the whole traceback in the rule's log too
+        log.exception("unexpected error (%s)", where)
+        raise
     log.info("done")
 
 
@@ -43,7 +48,7 @@ def _plain(value):
 
 
 def write_json(data: dict, path) -> None:
-    """Write a small result as indented, key-ordered JSON (byte-stable across runs)."""
+    """Write a small result as indented JSON in insertion order (byte-stable across runs)."""
     Path(path).write_text(json.dumps(data, indent=2, sort_keys=False, default=_plain) + "\n")
 
 

@@ -57,6 +57,7 @@ rule claims:
     input:
         claims=Path(workflow.basedir) / "config" / "claims.yaml",
         outputs=all_targets(),
+        claimed=claim_outputs(),
         figures=figure_targets(),
     output:
         table=report(

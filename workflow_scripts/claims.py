@@ -12,7 +12,8 @@ log = logging.getLogger("judgecal.claims")
 def main(smk):
     with open(smk.input.claims) as handle:
         claims = yaml.safe_load(handle)
-    table = evaluate_claims(claims, root=".", data_dir=smk.params.data_dir)
+    table = evaluate_claims(claims, root=".", data_dir=smk.params.data_dir,
+                            produced=set(smk.input.claimed))
     counts = table["status"].value_counts().to_dict()
     log.info("%d claims: %s", len(table), counts)
     for row in table[table["status"] == "differs"].itertuples():
