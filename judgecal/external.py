@@ -14,6 +14,8 @@ missing margins are NaN and are left out of every mean and every comparison (nev
 """
 from __future__ import annotations
 
+import warnings
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -174,8 +176,12 @@ def _fit_btl_batch(wins: np.ndarray, counts: np.ndarray, n_backbones: int, gtol:
         damping[active] = np.where(better, np.maximum(damping[active] / 4, 1e-12),
                                    damping[active] * 4)
     else:
-        raise RuntimeError(f"judge-aware BTL: {len(active)} fit(s) did not converge in {max_iter} "
-                           "Newton iterations")
+        # no finite maximum (an evaluator wins or loses every comparison of a resample):
+        # those fits have no strengths, and the tau over languages skips them
+        warnings.warn(f"judge-aware BTL: {len(active)} of {n_problems} fit(s) have no finite "
+                      f"maximum after {max_iter} Newton iterations (separated comparisons); "
+                      "their strengths are NaN", RuntimeWarning, stacklevel=2)
+        theta[active] = np.nan
     return theta[:, : basis_s.shape[1]] @ basis_s.T, theta[:, basis_s.shape[1]:] @ basis_a.T
 
 

@@ -296,3 +296,11 @@ def test_stratified_anchor_sample(mrewardbench_panel):
     with pytest.raises(ValueError, match="sums to"):
         external.stratified_anchor_sample(mrewardbench_panel, 100, {"alpacaeval-easy": 50,
                                                                     "alpacaeval-hard": 40})
+
+
+def test_separated_comparisons_have_no_finite_fit_and_give_nan_with_a_warning():
+    from judgecal.external import fit_judge_aware_btl
+    margins = np.array([[3, 1, 0], [2, 1, -1], [4, 0, 1], [1, 0, -2]], float)  # 0 always wins
+    with pytest.warns(RuntimeWarning, match="no finite maximum"):
+        fit = fit_judge_aware_btl(margins, np.array(["a", "b", "a", "b"]))
+    assert np.isnan(fit.strengths).all()
