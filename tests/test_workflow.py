@@ -62,7 +62,7 @@ def test_own_data_end_to_end(tmp_path):
     assert set(summary["inputs"]) == {"runs"} and len(summary["inputs"]["runs"]["sha256"]) == 64
     rankings = pd.read_csv(out / "cbc" / "rankings.csv")
     assert rankings.groupby("backbone")["rank_cbc"].nunique().eq(1).all()
-    for log in ["ingest", "tensor", "cbc"]:
+    for log in ["ingest", "cbc"]:
         assert "done" in (out / "logs" / f"{log}.log").read_text()
     # a second run has nothing to do
     again = snakemake(tmp_path, "--configfile", str(config), "-n")
@@ -169,19 +169,70 @@ def test_outputs_are_byte_identical_whatever_the_number_of_cores(tmp_path):
     assert not different
 
 
+def out_of_range(runs):
+    runs.loc[7, "pct"] = 130.0
+    return runs
+
+
+def nan_score(runs):
+    runs.loc[3, "pct"] = float("nan")
+    return runs
+
+
+def duplicate_run(runs):
+    return pd.concat([runs, runs.iloc[[5]]])
+
+
+def no_language_column(runs):
+    return runs.drop(columns="language")
+
+
+def missing_cell(runs):
+    return runs[~((runs["prompt_id"] == runs["prompt_id"].iloc[0]) & (runs["language"] == "Hindi")
+                  & (runs["judge_model"] == "gpt-4o"))]
+
+
 @pytest.mark.slow
-def test_bad_input_stops_with_a_clear_message_and_no_output(tmp_path):
+@pytest.mark.parametrize("damage, message", [
+    (out_of_range, "my_runs.csv: 1 score(s) outside [0, 100]"),
+    (nan_score, "my_runs.csv: 1 missing (NaN) score(s)"),
+    (duplicate_run, "my_runs.csv: 2 rows share the same"),
+    (no_language_column, "my_runs.csv: missing column(s) ['language']"),
+    (missing_cell, "unbalanced panel: 1 of 495 task x language x backbone cells have no runs"),
+])
+def test_bad_input_stops_with_a_clear_message_and_no_output(tmp_path, damage, message):
+    config = own_data_config(tmp_path)
+    path = tmp_path / "data" / "my_runs.csv"
+    damage(pd.read_csv(path)).to_csv(path, index=False)
+    result = snakemake(tmp_path, "--configfile", str(write_config(tmp_path, config)), check=False)
+    assert result.returncode != 0
+    assert message in result.stdout + result.stderr
+    log = (tmp_path / "results/mine/logs/ingest.log").read_text()
+    assert message in log and "Traceback" not in log
+    assert not list((tmp_path / "results" / "mine").glob("*.parquet"))
+
+
+@pytest.mark.slow
+def test_run_table_without_framework_column_is_one_run_per_cell(tmp_path):
     config = own_data_config(tmp_path)
     path = tmp_path / "data" / "my_runs.csv"
     runs = pd.read_csv(path)
-    runs.loc[7, "pct"] = 130.0
-    runs.to_csv(path, index=False)
-    result = snakemake(tmp_path, "--configfile", str(write_config(tmp_path, config)), check=False)
-    assert result.returncode != 0
+    runs[runs["framework"] == "OpenHands"].drop(columns="framework").to_csv(path, index=False)
+    snakemake(tmp_path, "--configfile", str(write_config(tmp_path, config)))
+    summary = json.loads((tmp_path / "results/mine/cbc/summary.json").read_text())
+    assert summary["n_runs"] == 55 * 3 * 3
+
+
+def test_analyses_a_panel_cannot_run_are_refused_at_start(tmp_path):
+    config = own_data_config(tmp_path)
+    config["panels"]["mine"]["analyses"] = ["cbc", "parse_failures", "judge_ls", "external"]
+    result = snakemake(tmp_path, "--configfile", str(write_config(tmp_path, config)), "-n",
+                       check=False)
     text = result.stdout + result.stderr
-    assert "my_runs.csv: 1 score(s) outside [0, 100]" in text
-    assert "Traceback" not in (tmp_path / "results/mine/logs/ingest.log").read_text()
-    assert not (tmp_path / "results" / "mine" / "runs.parquet").exists()
+    assert result.returncode != 0
+    for analysis in ("parse_failures", "judge_ls", "external"):
+        assert f"panel 'mine': analysis '{analysis}'" in text
+    assert "panel 'mine': analysis 'cbc'" not in text
 
 
 @pytest.mark.slow
