@@ -57,15 +57,25 @@ def _check_values(values) -> np.ndarray:
     return values
 
 
+def available_cell_means(values: np.ndarray) -> np.ndarray:
+    """``M[l, b]``: the mean of the observed ``T[., l, b]``."""
+    return nanmean(_check_values(values), axis=-3)
+
+
+def task_adjusted_cell_means(values: np.ndarray) -> np.ndarray:
+    """``M'[l, b] = mean_t (T[t,l,b] - mean_{observed l,b} T[t,.,.])``."""
+    values = _check_values(values)
+    return nanmean(values - nanmean(values, axis=(-2, -1), keepdims=True), axis=-3)
+
+
 def available_means_beta(values: np.ndarray) -> np.ndarray:
-    """``beta = DC(M)`` with ``M[l, b]`` the mean of the observed ``T[., l, b]``."""
-    return double_center(nanmean(_check_values(values), axis=-3))
+    """``beta = DC(M)`` with :func:`available_cell_means`."""
+    return double_center(available_cell_means(values))
 
 
 def task_adjusted_beta(values: np.ndarray) -> np.ndarray:
-    """``beta = DC(M')`` with ``M'[l, b] = mean_t (T[t,l,b] - mean_{observed l,b} T[t,.,.])``."""
-    values = _check_values(values)
-    return double_center(nanmean(values - nanmean(values, axis=(-2, -1), keepdims=True), axis=-3))
+    """``beta = DC(M')`` with :func:`task_adjusted_cell_means`."""
+    return double_center(task_adjusted_cell_means(values))
 
 
 @dataclass(frozen=True)
@@ -216,12 +226,7 @@ def estimate_beta(values: np.ndarray, method: str | None = None) -> InteractionE
     if chosen == "plain" and n_missing:
         raise ValueError(f"plain double-centring needs a complete panel ({n_missing} cells are "
                          f"missing); use one of {METHODS[1:]}")
-    if chosen in ("plain", "available_means"):
-        means = nanmean(values, axis=0)
-    elif chosen == "task_adjusted":
-        means = nanmean(values - nanmean(values, axis=(1, 2), keepdims=True), axis=0)
-    else:
-        means = least_squares_fit(values, task_language=_LS_VARIANTS[chosen]).cell_means
+    means = _cell_means(values, chosen)
     how = "chosen by the panel setting" if method else (
         "default for a complete panel" if n_missing == 0 else "default for an incomplete panel")
     note = f"beta by {chosen} ({how}); {n_missing} of {values.size} task x language x backbone " \
@@ -230,16 +235,23 @@ def estimate_beta(values: np.ndarray, method: str | None = None) -> InteractionE
                                n_missing=n_missing, note=note)
 
 
+def _cell_means(values: np.ndarray, method: str) -> np.ndarray:
+    """The ``(..., k, m)`` matrix whose double-centring is ``method``'s beta (vectorised)."""
+    if method in ("plain", "available_means"):
+        return available_cell_means(values)
+    if method == "task_adjusted":
+        return task_adjusted_cell_means(values)
+    if method in _LS_VARIANTS:
+        return least_squares_fit(values, task_language=_LS_VARIANTS[method]).cell_means
+    raise ValueError(f"unknown beta estimator {method!r}; choose one of {METHODS}")
+
+
 def _batch_beta(values: np.ndarray, method: str) -> np.ndarray:
     """``beta`` of a ``(R, n, k, m)`` stack by one estimator (vectorised)."""
-    if method == "available_means":
-        return available_means_beta(values)
-    if method == "task_adjusted":
-        return task_adjusted_beta(values)
-    if method in _LS_VARIANTS:
-        return least_squares_beta(values, task_language=_LS_VARIANTS[method])
-    raise ValueError(f"unknown estimator {method!r} for the deletion experiment; choose from "
-                     f"{METHODS[1:]}")
+    if method == "plain":
+        raise ValueError(f"the deletion experiment needs an estimator for incomplete panels: "
+                         f"one of {METHODS[1:]}")
+    return double_center(_cell_means(values, method))
 
 
 def deletion_experiment(values: np.ndarray, rates=(0.05, 0.10), n_replicates: int = 200,

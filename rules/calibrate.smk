@@ -24,7 +24,6 @@ rule cbc:
         runtime=30,
     params:
         eps=config["cbc"]["eps"],
-        seed=lambda wc: PANELS[wc.panel].get("seed"),
         panel=panel_config,
     script:
         "../workflow_scripts/cbc.py"

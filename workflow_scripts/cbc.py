@@ -56,7 +56,7 @@ def main(smk):
         },
         "same_order_after_cbc": bool((result.rank_cbc == result.rank_cbc[0]).all()),
         "order_after_cbc": [panel.backbones[i] for i in order],
-        "seed": smk.params.seed,
+        "seed": smk.params.panel.get("seed"),  # a synthetic panel's generator seed
         "inputs": json.loads(open(smk.input.manifest).read())["files"],
     }
     if "beta_true" in smk.input.keys():
