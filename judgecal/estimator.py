@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
-from .panel import Panel
+from .panel import Panel, nanmean
 
 
 def double_center(cell_means: np.ndarray) -> np.ndarray:
@@ -87,7 +87,7 @@ def residual_sd(values: np.ndarray) -> float:
     Missing cells are omitted from the means (exact on a complete panel).
     """
     x = values
-    mean = lambda axes: np.nanmean(x, axis=axes, keepdims=True)
+    mean = lambda axes: nanmean(x, axis=axes, keepdims=True)
     cells = mean(0)
     fitted = mean((1, 2)) + cells - cells.mean(axis=(1, 2), keepdims=True)
     return float(np.nanstd(x - fitted))

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
-from .panel import Panel
+from .panel import Panel, nanmean
 
 PAIR_COLUMNS = ["backbone_i", "backbone_j", "witness_a", "witness_b", "d_a", "d_b", "delta",
                 "p_value", "q_value", "reversed", "significant"]
@@ -135,8 +135,8 @@ def additive_fit(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     with warnings.catch_warnings():     # an all-missing slice gives NaN, as wanted
         warnings.simplefilter("ignore", RuntimeWarning)
-        fit = (np.nanmean(values, axis=1, keepdims=True) + np.nanmean(values, axis=2, keepdims=True)
-               - np.nanmean(values, axis=(1, 2), keepdims=True))
+        fit = (nanmean(values, axis=1, keepdims=True) + nanmean(values, axis=2, keepdims=True)
+               - nanmean(values, axis=(1, 2), keepdims=True))
     return fit, values - fit
 
 
