@@ -28,11 +28,10 @@ def fill_defaults(user, defaults):
 
 with open(workflow.source_path("../config/config.yaml")) as handle:
     fill_defaults(config, yaml.safe_load(handle))
+# every panel gets panel_defaults; a synthetic panel's model defaults to the simulation base
 for _panel in config["panels"].values():
     fill_defaults(_panel, config["panel_defaults"])
-    if (
-        _panel.get("kind") == "synthetic"
-    ):  # a synthetic panel's model: the simulation base
+    if _panel.get("kind") == "synthetic":
         fill_defaults(_panel, config["simulation"]["base"])
 DATA_DIR = Path(config["data_dir"])
 PANELS = config["panels"]
