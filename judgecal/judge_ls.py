@@ -788,3 +788,51 @@ def simulate_audit_texts(seed: int, items: pd.DataFrame, kind: str = "full",
             variant[row] = " ".join(numbers)
     return (keys.assign(text=reference), keys.assign(text=variant),
             planted.reset_index(drop=True))
+
+
+# --- synthetic recovery ---------------------------------------------------------------------------
+RECOVERY_COLUMNS = ["table", "judge", "condition", "quantity", "truth", "estimate", "ci_low",
+                    "ci_high", "covered"]
+# (table, keys, quantity, prefix of its interval columns)
+_RECOVERED = [("accuracy", ["judge", "condition"], "strict_accuracy", "strict"),
+              ("position", ["judge", "condition"], "position_inconsistency", "position"),
+              ("flips", ["judge", "reference", "target"], "flip_rate", "flip"),
+              ("tie_probe", ["judge", "condition"], "tie_share", "tie_share"),
+              ("tie_probe", ["judge", "condition"], "non_tie_language_2_share", "non_tie")]
+
+
+def recovery_table(tables: Mapping[str, pd.DataFrame], truth: Mapping[str, pd.DataFrame]
+                   ) -> pd.DataFrame:
+    """Each planted value of :func:`simulate_judge_ls` beside its estimate and interval.
+
+    ``tables``: the accuracy, position, flips and tie_probe tables (pooled rows, subset and order
+    ``all``, are compared); ``truth``: the simulation's truth frames. Columns
+    :data:`RECOVERY_COLUMNS`; ``covered`` says whether the interval holds the planted value.
+    """
+    rows = []
+    for name, keys, quantity, prefix in _RECOVERED:
+        estimate = tables[name]
+        for pooled in ("subset", "order"):
+            if pooled in estimate:
+                estimate = estimate[estimate[pooled] == ALL]
+        merged = pd.DataFrame(truth[name])[keys + [quantity]].merge(
+            estimate, on=keys, suffixes=("_truth", ""))
+        for row in merged.to_dict(orient="records"):
+            low, high = row[f"{prefix}_ci_low"], row[f"{prefix}_ci_high"]
+            value = row[f"{quantity}_truth"]
+            rows.append({"table": name, "judge": row["judge"],
+                         "condition": row.get("condition", row.get("target")),
+                         "quantity": quantity, "truth": value, "estimate": row[quantity],
+                         "ci_low": low, "ci_high": high, "covered": low <= value <= high})
+    return pd.DataFrame(rows, columns=RECOVERY_COLUMNS)
+
+
+def audit_variants(reference_texts: pd.DataFrame, variants: Mapping[str, tuple],
+                   thresholds: AuditThresholds = AuditThresholds()) -> pd.DataFrame:
+    """:func:`translation_audit` of every variant, ``variants``: condition -> (texts, kind),
+    stacked with a ``condition`` column; an empty frame when there are no variants."""
+    frames = [translation_audit(reference_texts, texts, kind, thresholds).assign(condition=c)
+              for c, (texts, kind) in variants.items()]
+    if not frames:
+        return pd.DataFrame(columns=["condition", *TEXT_KEYS, "flagged"])
+    return pd.concat(frames, ignore_index=True)

@@ -400,3 +400,17 @@ def test_unparseable_verdicts_are_counted_everywhere():
     assert position.loc[position["subset"] == "all", "n_invalid_pairs"].tolist() == [1, 1]
     flips = jl.flip_table(frame)
     assert flips.loc[flips["subset"] == "all", ["n_pairs", "n_invalid_pairs"]].values.tolist() == [[1, 1]]
+
+
+def test_recovery_table_covers_the_planted_values():
+    verdicts, truth = jl.simulate_judge_ls(seed=3, n_items=300)
+    choices = jl.normalise_choices(verdicts)
+    tables = {"accuracy": jl.accuracy_table(choices, by_order=True),
+              "flips": jl.flip_table(choices, "en"),
+              "position": jl.position_table(choices),
+              "tie_probe": jl.tie_probe_table(choices)}
+    table = jl.recovery_table(tables, truth)
+    assert set(table["table"]) == {"accuracy", "flips", "position", "tie_probe"}
+    assert list(table.columns) == jl.RECOVERY_COLUMNS
+    assert table["covered"].mean() >= 0.8  # nominal 95% per value; pooled accuracy is narrower
+    assert jl.audit_variants(None, {}).empty

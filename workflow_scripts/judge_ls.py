@@ -24,43 +24,10 @@ def load_verdicts(smk, panel):
 def audit(smk, panel, thresholds):
     """Audit every translated variant against the reference texts (empty without texts)."""
     if "reference_texts" not in smk.input.keys():
-        return pd.DataFrame(columns=["condition", *judge_ls.TEXT_KEYS, "flagged"])
-    reference = read_table(smk.input.reference_texts)
-    frames = []
-    for condition, variant in panel["variant_texts"].items():
-        texts = read_table(smk.input[f"variant_{condition}"])
-        frames.append(judge_ls.translation_audit(reference, texts, variant["kind"], thresholds)
-                      .assign(condition=condition))
-    return pd.concat(frames, ignore_index=True)
-
-
-def recovery(smk, tables):
-    """Synthetic panels: each planted value beside its estimate and interval."""
-    if "truth" not in smk.input.keys():
-        return pd.DataFrame(columns=["table", "judge", "condition", "quantity", "truth",
-                                     "estimate", "ci_low", "ci_high", "covered"])
-    truth = json.loads(open(smk.input.truth).read())
-    specs = [("accuracy", ["judge", "condition"], "strict_accuracy", "strict"),
-             ("position", ["judge", "condition"], "position_inconsistency", "position"),
-             ("flips", ["judge", "reference", "target"], "flip_rate", "flip"),
-             ("tie_probe", ["judge", "condition"], "tie_share", "tie_share"),
-             ("tie_probe", ["judge", "condition"], "non_tie_language_2_share", "non_tie")]
-    rows = []
-    for name, keys, quantity, prefix in specs:
-        estimate = tables[name]
-        for pooled in ("subset", "order"):  # compare with the pooled rows
-            if pooled in estimate:
-                estimate = estimate[estimate[pooled] == judge_ls.ALL]
-        merged = pd.DataFrame(truth[name])[keys + [quantity]].merge(
-            estimate, on=keys, suffixes=("_truth", ""))
-        for row in merged.to_dict(orient="records"):
-            low, high = row[f"{prefix}_ci_low"], row[f"{prefix}_ci_high"]
-            value = row[f"{quantity}_truth"]
-            rows.append({"table": name, "judge": row["judge"],
-                         "condition": row.get("condition", row.get("target")),
-                         "quantity": quantity, "truth": value, "estimate": row[quantity],
-                         "ci_low": low, "ci_high": high, "covered": low <= value <= high})
-    return pd.DataFrame(rows)
+        return judge_ls.audit_variants(None, {}, thresholds)
+    variants = {condition: (read_table(smk.input[f"variant_{condition}"]), variant["kind"])
+                for condition, variant in panel["variant_texts"].items()}
+    return judge_ls.audit_variants(read_table(smk.input.reference_texts), variants, thresholds)
 
 
 def main(smk):
@@ -80,7 +47,9 @@ def main(smk):
     audited = audit(smk, panel, judge_ls.AuditThresholds(**settings["audit"]))
     flagged = audited.loc[audited["flagged"].astype(bool), ["item", "subset"]]
     sensitivity = judge_ls.flip_sensitivity(choices, flagged, reference, confidence)
-    recovered = recovery(smk, tables)
+    truth = json.loads(open(smk.input.truth).read()) if "truth" in smk.input.keys() else None
+    recovered = (judge_ls.recovery_table(tables, truth) if truth
+                 else pd.DataFrame(columns=judge_ls.RECOVERY_COLUMNS))
     if len(recovered):
         log.info("planted values inside their intervals: %d of %d",
                  int(recovered["covered"].sum()), len(recovered))
