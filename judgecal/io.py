@@ -80,6 +80,11 @@ def read_table(path, columns: list[str] | None = None) -> pd.DataFrame:
     return frame
 
 
+def read_panel(path) -> Panel:
+    """The task-level tensor a workflow step wrote (``results/{panel}/tensor.parquet``)."""
+    return Panel.from_frame(read_table(path, ["task", "language", "backbone", "score"]))
+
+
 def rename_columns(frame: pd.DataFrame, mapping: dict | None) -> pd.DataFrame:
     """Rename user columns to the standard names; ``mapping`` is standard name -> user name."""
     if not mapping:

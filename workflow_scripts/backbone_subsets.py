@@ -3,14 +3,13 @@ import logging
 
 from judgecal import io
 from judgecal.ablations import backbone_subset_ablation
-from judgecal.panel import Panel
 from judgecal.scripting import run_step, write_csv
 
 log = logging.getLogger("judgecal.backbone_subsets")
 
 
 def main(smk):
-    panel = Panel.from_frame(io.read_table(smk.input.tensor))
+    panel = io.read_panel(smk.input.tensor)
     settings = smk.params.settings
     table = backbone_subset_ablation(panel, settings["sizes"], settings["replicates"],
                                      settings["seed_base"])

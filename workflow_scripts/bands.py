@@ -3,14 +3,13 @@ import logging
 
 from judgecal import io
 from judgecal.diagnostics import bootstrap_band
-from judgecal.panel import Panel
 from judgecal.scripting import run_step, write_csv, write_json
 
 log = logging.getLogger("judgecal.bands")
 
 
 def main(smk):
-    panel = Panel.from_frame(io.read_table(smk.input.tensor))
+    panel = io.read_panel(smk.input.tensor)
     settings = smk.params.settings
     band = bootstrap_band(panel, settings["replicates"], settings["seed"], settings["level"])
     write_csv(band.frame, smk.output.bands)

@@ -2,7 +2,6 @@
 import logging
 
 from judgecal import baselines, external, heldout, io
-from judgecal.panel import Panel
 from judgecal.scripting import run_step, write_csv, write_parquet
 
 log = logging.getLogger("judgecal.btl")
@@ -10,7 +9,7 @@ log = logging.getLogger("judgecal.btl")
 
 def main(smk):
     settings = smk.params.settings
-    panel = Panel.from_frame(io.read_table(smk.input.tensor))
+    panel = io.read_panel(smk.input.tensor)
     methods = {"Raw": baselines.METHODS["Raw"], "CBC": baselines.METHODS["CBC"],
                "Judge-aware BTL": external.btl_heldout_matrix}
     replicates = heldout.heldout_replicates(panel, methods, settings["replicates"],

@@ -13,7 +13,7 @@ log = logging.getLogger("judgecal.cbc")
 
 
 def main(smk):
-    panel = Panel.from_frame(io.read_table(smk.input.tensor))
+    panel = io.read_panel(smk.input.tensor)
     runs = io.read_table(smk.input.runs)
     estimate = estimate_beta(panel.values, smk.params.panel["estimator"])
     log.info("%s", estimate.note)

@@ -5,7 +5,6 @@ import logging
 import pandas as pd
 
 from judgecal import information, io
-from judgecal.panel import Panel
 from judgecal.scripting import run_step, write_csv, write_json, write_parquet
 
 log = logging.getLogger("judgecal.cmi")
@@ -20,7 +19,7 @@ CONVENTIONS = {
 
 def main(smk):
     settings = smk.params.settings
-    panel = Panel.from_frame(io.read_table(smk.input.tensor))
+    panel = io.read_panel(smk.input.tensor)
     strata = information.cmi_strata(io.read_table(smk.input.runs), panel.tasks,
                                     panel.languages, panel.backbones)
     null = pd.concat([io.read_table(path) for path in smk.input.shards], ignore_index=True)

@@ -4,7 +4,6 @@ import logging
 import pandas as pd
 
 from judgecal import information, io
-from judgecal.panel import Panel
 from judgecal.scripting import run_step, write_parquet
 
 log = logging.getLogger("judgecal.cmi_null")
@@ -13,7 +12,7 @@ log = logging.getLogger("judgecal.cmi_null")
 def main(smk):
     settings = smk.params.settings
     shard, convention = int(smk.wildcards.shard), smk.wildcards.convention
-    panel = Panel.from_frame(io.read_table(smk.input.tensor))
+    panel = io.read_panel(smk.input.tensor)
     strata = information.cmi_strata(io.read_table(smk.input.runs), panel.tasks,
                                     panel.languages, panel.backbones)
     size = information.shard_sizes(settings["permutations"], settings["shards"])[shard]

@@ -2,7 +2,6 @@
 import logging
 
 from judgecal import heldout, io
-from judgecal.panel import Panel
 from judgecal.scripting import run_step, write_json
 
 log = logging.getLogger("judgecal.decisions")
@@ -10,7 +9,7 @@ log = logging.getLogger("judgecal.decisions")
 
 def main(smk):
     settings = smk.params.settings
-    panel = Panel.from_frame(io.read_table(smk.input.tensor))
+    panel = io.read_panel(smk.input.tensor)
     result = heldout.decision_agreement(panel, settings["replicates"], settings["seed"])
     for name, summary in result["methods"].items():
         overall = summary["overall"]

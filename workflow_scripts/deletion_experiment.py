@@ -3,14 +3,13 @@ import logging
 
 from judgecal import io
 from judgecal.missing import deletion_experiment
-from judgecal.panel import Panel
 from judgecal.scripting import run_step, write_csv
 
 log = logging.getLogger("judgecal.deletion")
 
 
 def main(smk):
-    panel = Panel.from_frame(io.read_table(smk.input.tensor))
+    panel = io.read_panel(smk.input.tensor)
     settings = smk.params.settings
     table = deletion_experiment(panel.values, settings["rates"], settings["replicates"],
                                 settings["seed"], settings["methods"])

@@ -2,7 +2,6 @@
 import logging
 
 from judgecal import heldout, io
-from judgecal.panel import Panel
 from judgecal.scripting import run_step, write_csv, write_parquet
 
 log = logging.getLogger("judgecal.heldout")
@@ -10,7 +9,7 @@ log = logging.getLogger("judgecal.heldout")
 
 def main(smk):
     settings = smk.params.settings
-    panel = Panel.from_frame(io.read_table(smk.input.tensor))
+    panel = io.read_panel(smk.input.tensor)
     data = {name: io.read_table(smk.input[name])
             for name in ("runs", "requirements") if name in smk.input.keys()}
     methods = list(smk.params.methods)

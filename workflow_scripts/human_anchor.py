@@ -2,7 +2,6 @@
 import logging
 
 from judgecal import external, io
-from judgecal.panel import Panel
 from judgecal.scripting import run_step, write_csv, write_json
 
 log = logging.getLogger("judgecal.human_anchor")
@@ -10,7 +9,7 @@ log = logging.getLogger("judgecal.human_anchor")
 
 def main(smk):
     settings = smk.params.settings
-    panel = Panel.from_frame(io.read_table(smk.input.tensor))
+    panel = io.read_panel(smk.input.tensor)
     beta = (io.read_table(smk.input.beta).pivot(index="language", columns="backbone",
                                                  values="beta")
             .loc[list(panel.languages), list(panel.backbones)].to_numpy())

@@ -3,14 +3,13 @@ import logging
 
 from judgecal import io
 from judgecal.ablations import lolo
-from judgecal.panel import Panel
 from judgecal.scripting import run_step, write_csv
 
 log = logging.getLogger("judgecal.lolo")
 
 
 def main(smk):
-    panel = Panel.from_frame(io.read_table(smk.input.tensor))
+    panel = io.read_panel(smk.input.tensor)
     table = lolo(panel, smk.params.settings["replicates"], smk.params.settings["seed"])
     log.info("\n%s", table.to_string(index=False))
     write_csv(table, smk.output.table)

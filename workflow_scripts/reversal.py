@@ -2,7 +2,6 @@
 import logging
 
 from judgecal import io, reversal
-from judgecal.panel import Panel
 from judgecal.scripting import run_step, write_csv, write_json
 
 log = logging.getLogger("judgecal.reversal")
@@ -10,7 +9,7 @@ log = logging.getLogger("judgecal.reversal")
 
 def main(smk):
     settings = smk.params.settings
-    panel = Panel.from_frame(io.read_table(smk.input.tensor))
+    panel = io.read_panel(smk.input.tensor)
     pairs = reversal.rank_reversal(panel, settings["fdr"])
     top = reversal.top_backbone_per_language(panel)
     test = reversal.reversal_count_test(panel, settings["permutations"], settings["seed"])

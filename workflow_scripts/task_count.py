@@ -3,14 +3,13 @@ import logging
 
 from judgecal import io
 from judgecal.ablations import task_count_ablation
-from judgecal.panel import Panel
 from judgecal.scripting import run_step, write_csv
 
 log = logging.getLogger("judgecal.task_count")
 
 
 def main(smk):
-    panel = Panel.from_frame(io.read_table(smk.input.tensor))
+    panel = io.read_panel(smk.input.tensor)
     settings = smk.params.settings
     n_values = [n for n in settings["n_values"] if n <= len(panel.tasks)]
     skipped = sorted(set(settings["n_values"]) - set(n_values))
