@@ -5,10 +5,9 @@ from snakemake.utils import min_version, validate
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
-
-
-# common.smk fills the settings a user's --configfile leaves out from config/config.yaml
+# No `configfile:` directive: Snakemake would merge a user's --configfile into it, adding the
+# user's panels to the default ones. common.smk completes the user's config from
+# config/config.yaml instead, so a user's `panels` replace the defaults wherever snakemake runs.
 include: "rules/common.smk"
 
 

@@ -13,6 +13,7 @@ Standard tables (column names after renaming):
 """
 from __future__ import annotations
 
+import csv
 import hashlib
 import re
 from pathlib import Path
@@ -60,18 +61,68 @@ def sha256(path) -> str:
     return digest.hexdigest()
 
 
-def read_table(path, columns: list[str] | None = None) -> pd.DataFrame:
-    """Read a CSV or Parquet table, checking that ``columns`` are present."""
+# Identifier columns (standard names): always text, exactly as written ("007" stays "007").
+IDENTIFIERS = ("task", "item", "language", "backbone", "framework", "requirement_id", "category",
+               "stratum", "subset", "response_status")
+# Cells read as missing in the other (numeric) columns of a CSV; identifiers only treat an empty
+# cell as missing, so a language "NA" or a task "null" stays a label.
+MISSING_TOKENS = ["", "NA", "N/A", "n/a", "NaN", "nan", "-nan", "null", "NULL", "None", "#N/A"]
+DELIMITERS = (",", "\t", ";", "|")
+
+
+def _csv_header(path: Path) -> tuple[list[str], str]:
+    """Column names (stripped) and delimiter of a CSV, from its first line."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            first = handle.readline()
+    except UnicodeDecodeError as error:
+        raise InputError(path, f"is not UTF-8 text ({error.reason} at byte {error.start})",
+                         "a UTF-8 encoded CSV file (save it as UTF-8)")
+    if not first.strip():
+        raise InputError(path, "is empty: no header line", "a header line naming the columns, "
+                         "then one row per record")
+    delimiter = max(DELIMITERS, key=first.count)  # ties go to the comma
+    names = next(csv.reader([first], delimiter=delimiter))
+    return [name.strip() for name in names], delimiter
+
+
+def read_table(path, columns: list[str] | None = None, mapping: dict | None = None,
+               text: tuple[str, ...] = IDENTIFIERS) -> pd.DataFrame:
+    """Read a CSV or Parquet table with standard column names, checking ``columns`` are present.
+
+    ``mapping`` renames the file's columns (standard name -> name in the file). Identifier columns
+    (``text``, standard names) are read as text exactly as written, surrounding spaces stripped;
+    other columns keep their types (CSV: inferred, with :data:`MISSING_TOKENS` as missing).
+    Column names are stripped; a UTF-8 byte-order mark, CRLF line ends and a ``;``, tab or ``|``
+    delimiter (detected from the header) are read as such.
+    """
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "file not found", "an existing CSV or Parquet file (check data_dir)")
+    rename = {user: std for std, user in (mapping or {}).items() if user != std}
     try:
         if path.suffix == ".parquet":
             frame = pd.read_parquet(path)
+            frame.columns = [str(c).strip() for c in frame.columns]
+            frame = frame.rename(columns=rename)
         else:
-            frame = pd.read_csv(path, low_memory=False)
+            names, delimiter = _csv_header(path)
+            standard = [rename.get(name, name) for name in names]
+            _check_unique(path, standard)
+            labels = [i for i, name in enumerate(standard) if name in text]
+            frame = pd.read_csv(
+                path, sep=delimiter, encoding="utf-8-sig", header=0, names=standard,
+                dtype={i: str for i in labels}, keep_default_na=False,
+                na_values={name: MISSING_TOKENS for name in standard if name not in text},
+                skipinitialspace=True, low_memory=False)
+    except InputError:
+        raise
     except Exception as error:  # the reader's own message says what went wrong in the file
         raise InputError(path, f"cannot be read as a table ({error})", "a CSV or Parquet table")
+    _check_unique(path, list(frame.columns))
+    for name in (c for c in text if c in frame.columns):
+        missing = frame[name].isna()
+        frame[name] = frame[name].astype(str).str.strip().where(~missing)
     if columns:
         missing = [c for c in columns if c not in frame.columns]
         if missing:
@@ -80,16 +131,16 @@ def read_table(path, columns: list[str] | None = None) -> pd.DataFrame:
     return frame
 
 
+def _check_unique(path, names: list[str]) -> None:
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise InputError(path, f"column name(s) {repeated} appear more than once",
+                         "each column once (after renaming with the panel's `columns` mapping)")
+
+
 def read_panel(path) -> Panel:
     """The task-level tensor a workflow step wrote (``results/{panel}/tensor.parquet``)."""
     return Panel.from_frame(read_table(path, ["task", "language", "backbone", "score"]))
-
-
-def rename_columns(frame: pd.DataFrame, mapping: dict | None) -> pd.DataFrame:
-    """Rename user columns to the standard names; ``mapping`` is standard name -> user name."""
-    if not mapping:
-        return frame
-    return frame.rename(columns={user: std for std, user in mapping.items() if user != std})
 
 
 def as_labels(series: pd.Series) -> pd.Series:
@@ -98,6 +149,13 @@ def as_labels(series: pd.Series) -> pd.Series:
     if not all(isinstance(c, str) for c in labels.cat.categories):
         labels = labels.cat.rename_categories([str(c) for c in labels.cat.categories])
     return labels
+
+
+def _check_rows(frame: pd.DataFrame, source, what: str) -> None:
+    if frame.empty:
+        raise InputError(source, f"has a header but no rows: no {what}",
+                         f"one row per {what[:-1] if what.endswith('s') else what} below the "
+                         "header")
 
 
 def _check_keys(frame: pd.DataFrame, keys: list[str], source) -> None:
@@ -132,6 +190,7 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
         raise InputError(source, f"missing column(s) {absent}; it has {list(frame.columns)}",
                          f"columns {keys + ['score']}")
     frame = frame.reset_index(drop=True)
+    _check_rows(frame, source, "runs")
     _check_keys(frame, keys, source)
     score = pd.to_numeric(frame["score"], errors="coerce")
     non_numeric = score.isna() & frame["score"].notna()
@@ -154,6 +213,8 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
                          "a score in every row, or `missing: omit` in the panel config to leave "
                          "them out of the means", file_rows(frame, nan))
     out = frame.assign(score=score.astype(float)).loc[~nan]
+    if out.empty:
+        raise InputError(source, f"all {len(frame)} scores are missing", "at least one score")
     for key in keys:
         out[key] = as_labels(out[key]).cat.remove_unused_categories()
     columns = keys + ["score"] + (["stratum"] if "stratum" in out.columns else [])
@@ -172,6 +233,7 @@ def runs_from_requirements(requirements: pd.DataFrame, source) -> pd.DataFrame:
     if absent:
         raise InputError(source, f"missing column(s) {absent}", f"columns {REQUIREMENT_COLUMNS}")
     requirements = requirements.reset_index(drop=True)
+    _check_rows(requirements, source, "requirement verdicts")
     _check_keys(requirements, RUN_KEYS + ["requirement_id"], source)
     words = requirements["satisfied"].astype(str).str.strip().str.lower()
     satisfied = pd.to_numeric(requirements["satisfied"].where(~words.isin(["true", "false"]),
@@ -275,7 +337,9 @@ def load_preference_margins(files: dict, source_dir, columns: dict | None = None
     frames = []
     for evaluator, relative in files.items():
         path = Path(source_dir) / relative
-        frame = read_table(path, list(names.values()))
+        frame = read_table(path, list(names.values()),
+                           text=(names["item"], names["subset"], names["language"]))
+        _check_rows(frame, path, "items")
         chosen = pd.to_numeric(frame[names["chosen"]], errors="coerce")
         rejected = pd.to_numeric(frame[names["rejected"]], errors="coerce")
         bad = (chosen.isna() & frame[names["chosen"]].notna()) | \

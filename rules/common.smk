@@ -1,33 +1,22 @@
 # Input functions, target lists and wildcard constraints shared by every stage.
-import copy
 import zlib
 from pathlib import Path
 
 import yaml
 
-# Collections a user replaces as a whole (their entries are not settings to fill in).
-COLLECTIONS = ("panels", "scenarios", "groups", "per_stratum")
+from judgecal.config import check_keys, fill_defaults
 
 
-def fill_defaults(user, defaults):
-    """Fill settings missing from the user's config with config/config.yaml's, recursively.
-
-    Collections are not merged: a user's ``panels`` (or simulation ``scenarios``, requirement
-    ``groups``) replaces the default ones entirely.
-    """
-    for key, value in defaults.items():
-        if key not in user:
-            user[key] = copy.deepcopy(value)
-        elif (
-            key not in COLLECTIONS
-            and isinstance(value, dict)
-            and isinstance(user[key], dict)
-        ):
-            fill_defaults(user[key], value)
+def workflow_yaml(relative):
+    with open(workflow.source_path(relative)) as handle:
+        return yaml.safe_load(handle)
 
 
-with open(workflow.source_path("../config/config.yaml")) as handle:
-    fill_defaults(config, yaml.safe_load(handle))
+# The Snakefile has no `configfile:`, so `config` is what the user gave (--configfile, --config):
+# unknown keys stop the run here, then config/config.yaml fills every setting left out, except
+# collections such as `panels`, which the user's replace. The same wherever snakemake runs from.
+check_keys(config, workflow_yaml("../config/schema/config.schema.yaml"))
+fill_defaults(config, workflow_yaml("../config/config.yaml"))
 # every panel gets panel_defaults; a synthetic panel's model defaults to the simulation base
 for _panel in config["panels"].values():
     fill_defaults(_panel, config["panel_defaults"])

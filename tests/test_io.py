@@ -43,9 +43,10 @@ def test_missing_column_names_the_file_and_the_columns(tmp_path):
         io.read_table(path, io.RUN_COLUMNS)
 
 
-def test_rename_columns_maps_user_names():
-    runs = small_runs().rename(columns={"score": "pct", "backbone": "judge"})
-    renamed = io.rename_columns(runs, {"score": "pct", "backbone": "judge"})
+def test_columns_mapping_renames_user_names(tmp_path):
+    path = tmp_path / "runs.csv"
+    small_runs().rename(columns={"score": "pct", "backbone": "judge"}).to_csv(path, index=False)
+    renamed = io.read_table(path, io.RUN_COLUMNS, mapping={"score": "pct", "backbone": "judge"})
     assert list(renamed.columns) == io.RUN_COLUMNS
 
 

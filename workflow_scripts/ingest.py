@@ -20,9 +20,9 @@ def main(smk):
         runs = None
         source = inputs.get("runs") or inputs["requirements"]
         if "runs" in inputs:
-            runs = io.rename_columns(io.read_table(inputs["runs"]), columns)
+            runs = io.read_table(inputs["runs"], mapping=columns)
         if "requirements" in inputs:
-            table = io.rename_columns(io.read_table(inputs["requirements"]), columns)
+            table = io.read_table(inputs["requirements"], mapping=columns)
             recomputed = io.runs_from_requirements(table, inputs["requirements"])
             log.info("recomputed %d run scores from %d requirement verdicts",
                      len(recomputed), len(table))

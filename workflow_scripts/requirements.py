@@ -9,7 +9,7 @@ log = logging.getLogger("judgecal.requirements")
 
 def main(smk):
     path = smk.input.requirements
-    table = io.rename_columns(io.read_table(path), smk.params.panel.get("columns") or {})
+    table = io.read_table(path, mapping=smk.params.panel.get("columns"))
     io.runs_from_requirements(table, path)  # validates keys, duplicates and 0/1 verdicts
     keep = io.REQUIREMENT_COLUMNS + [c for c in ["response_status"] if c in table.columns]
     log.info("%d requirement verdicts", len(table))

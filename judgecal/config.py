@@ -1,0 +1,117 @@
+"""The workflow's configuration: a user's config completed from the defaults, and strict keys.
+
+A user's config (``--configfile`` / ``--config``) is completed from ``config/config.yaml`` by
+:func:`fill_defaults`: every setting left out comes from the defaults, but collections (``panels``,
+simulation ``scenarios``, requirement ``groups``, ...) are replaced as a whole, so a user's panels
+are the only panels. :func:`unknown_keys` finds keys the JSON schema does not declare, at any level,
+with the nearest valid key, so a typo (``analysis`` for ``analyses``) stops the run before anything
+is computed instead of being silently ignored.
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+
+# Collections a user replaces as a whole (their entries are names, not settings to fill in).
+COLLECTIONS = ("panels", "scenarios", "groups", "per_stratum", "files", "variant_texts",
+               "columns", "endpoints")
+
+
+def fill_defaults(user: dict, defaults: dict) -> dict:
+    """Fill settings missing from ``user`` with those of ``defaults``, recursively, in place."""
+    for key, value in defaults.items():
+        if key not in user:
+            user[key] = copy.deepcopy(value)
+        elif key not in COLLECTIONS and isinstance(value, dict) and isinstance(user[key], dict):
+            fill_defaults(user[key], value)
+    return user
+
+
+def _resolve(schema: dict, root: dict) -> dict:
+    """A ``$ref``-only schema replaced by its target (``#/$defs/<name>``)."""
+    while set(schema) == {"$ref"}:
+        schema = root["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
+    return schema
+
+
+def _matches(condition: dict, instance: dict, root: dict) -> bool:
+    """Does ``instance`` satisfy an ``if`` of the schema (only ``properties: {k: {const}}``)?"""
+    for key, rule in condition.get("properties", {}).items():
+        rule = _resolve(rule, root)
+        if "const" in rule and instance.get(key) != rule["const"]:
+            return False
+        if "enum" in rule and instance.get(key) not in rule["enum"]:
+            return False
+    return all(key in instance for key in condition.get("required", ()))
+
+
+def _declared(schema: dict, instance: dict, root: dict) -> tuple[dict, dict | bool | None]:
+    """Property schemas an object may have (following allOf / anyOf and matching if-then), and
+    the schema of any other key (``additionalProperties``; None when not given)."""
+    schema = _resolve(schema, root)
+    properties = dict(schema.get("properties", {}))
+    extra = schema.get("additionalProperties")
+    branches = list(schema.get("allOf", ())) + list(schema.get("anyOf", ()))
+    if "$ref" in schema:  # a reference beside other keywords acts as one more branch
+        branches.append({"$ref": schema["$ref"]})
+    for branch in branches:
+        branch = _resolve(branch, root)
+        if "if" in branch:
+            branch = branch.get("then" if _matches(branch["if"], instance, root) else "else", {})
+        more, more_extra = _declared(branch, instance, root)
+        for key, rule in more.items():
+            properties.setdefault(key, rule)
+        if isinstance(more_extra, dict):
+            extra = more_extra
+    return properties, extra
+
+
+def unknown_keys(config: dict, schema: dict, where: str = "") -> list[str]:
+    """Keys of ``config`` the schema does not declare, each as one readable line.
+
+    An object is strict where its schema lists ``properties`` and allows no other keys
+    (``additionalProperties: false`` or ``unevaluatedProperties: false``); a collection (whose
+    ``additionalProperties`` is a schema) checks each entry against that schema.
+    """
+    return _unknown(config, schema, schema, where)
+
+
+def _unknown(instance, schema: dict, root: dict, where: str) -> list[str]:
+    if not isinstance(instance, dict):
+        return []
+    schema = _resolve(schema, root)
+    properties, extra = _declared(schema, instance, root)
+    strict = (schema.get("additionalProperties") is False
+              or schema.get("unevaluatedProperties") is False)
+    problems = []
+    # a value outside its enum (an unknown panel `kind`) decides which keys are valid: say so
+    # and leave the other keys of this object unchecked
+    for key, rule in properties.items():
+        rule = _resolve(rule, root)
+        if key in instance and "enum" in rule and instance[key] not in rule["enum"]:
+            strict = False
+            choices = ", ".join(str(c) for c in rule["enum"])
+            problems.append(f"  {where + '.' if where else ''}{key}: {instance[key]!r} is not one "
+                            f"of {choices}")
+    for key, value in instance.items():
+        place = f"{where}.{key}" if where else str(key)
+        if key in properties:
+            problems += _unknown(value, properties[key], root, place)
+        elif isinstance(extra, dict):
+            problems += _unknown(value, extra, root, place)
+        elif strict:
+            near = difflib.get_close_matches(str(key), list(properties), n=1, cutoff=0.6)
+            hint = f"did you mean '{near[0]}'?" if near else \
+                f"valid keys here: {', '.join(sorted(properties))}"
+            problems.append(f"  unknown key '{key}' at {place}: {hint}")
+    return problems
+
+
+def check_keys(config: dict, schema: dict) -> None:
+    """Raise ValueError listing every unknown key of ``config``, with the nearest valid one."""
+    problems = unknown_keys(config, schema)
+    if problems:
+        raise ValueError("the config has keys or values the workflow does not know (nothing "
+                         "was run):\n"
+                         + "\n".join(problems)
+                         + "\n  every key is listed in docs/configuration.md")
