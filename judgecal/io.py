@@ -49,8 +49,9 @@ def file_rows(frame: pd.DataFrame, mask) -> pd.DataFrame:
 
 
 def natural_key(label: str):
-    """Sort key that orders '2' before '10' and '01_x' before '02_y'."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(label))]
+    """Sort key that orders '2' before '10' and '01_x' before '02_y' (then '007' < '07' < '7')."""
+    parts = [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(label))]
+    return parts, str(label)
 
 
 def sha256(path) -> str:
