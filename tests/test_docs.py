@@ -86,6 +86,23 @@ def test_every_config_key_is_documented():
     assert not undocumented, f"config keys missing from docs/configuration.md: {undocumented}"
 
 
+def test_every_setting_is_documented_in_its_own_section():
+    """``cbc.eps`` must be named under the `cbc` heading, not just anywhere on the page."""
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    page = text("configuration.md")
+    sections = re.split(r"^#{2,4} ", page, flags=re.M)
+    checked = 0
+    for top, value in config.items():
+        if top in ("panels", "panel_defaults") or not isinstance(value, dict):
+            continue
+        section = [s for s in sections if s.startswith(f"`{top}`")]
+        assert section, f"docs/configuration.md has no section headed `{top}`"
+        undocumented = sorted(config_keys(value, top) - code_tokens(section[0]))
+        assert not undocumented, f"`{top}` settings missing from its section: {undocumented}"
+        checked += 1
+    assert checked >= 10
+
+
 def test_every_schema_key_is_documented():
     schema = yaml.safe_load((REPO / "config" / "schema" / "config.schema.yaml").read_text())
     names = schema_properties(schema)
