@@ -232,6 +232,14 @@ def test_methods_keeps_the_section_numbers_code_comments_cite():
     assert headings == [str(n) for n in range(len(headings))] and len(headings) >= 9
 
 
+def test_claims_sections_are_sections_of_methods():
+    claims = yaml.safe_load((REPO / "config" / "claims.yaml").read_text())
+    headings = set(re.findall(r"^## (\d+)\. ", text("methods.md"), flags=re.M))
+    numbers = {str(claim["section"]).split()[0] for claim in claims}
+    assert numbers and numbers <= headings, f"claims sections {sorted(numbers - headings)} " \
+                                            "are not sections of docs/methods.md"
+
+
 def slug(heading: str) -> str:
     """GitHub's anchor of a Markdown heading."""
     heading = re.sub(r"`", "", heading.strip().lower())
