@@ -1,0 +1,292 @@
+"""The user documentation in docs/ stays true to the code, the config and the rules.
+
+Fast checks (no workflow run): every configuration key is documented, every output a rule
+declares is documented, every ``judgecal`` name the docs mention exists, every relative link
+resolves, and nothing in the docs or the README points outside the repository.
+"""
+from __future__ import annotations
+
+import importlib
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs"
+PAGES = ("README.md", "methods.md", "outputs.md", "configuration.md")
+
+# Mappings whose keys are names the user chooses (panels, scenarios, groups, evaluator files,
+# strata, text variants), not settings: their entries' names are not documented, their values'
+# keys are.
+COLLECTIONS = {"panels", "scenarios", "groups", "files", "per_stratum", "variant_texts"}
+
+
+def text(name: str) -> str:
+    return (DOCS / name).read_text(encoding="utf-8")
+
+
+def code_tokens(markdown: str) -> set[str]:
+    """Identifiers inside `code spans` and fenced blocks (where the docs name keys)."""
+    spans = re.findall(r"```.*?```|`[^`\n]+`", markdown, flags=re.S)
+    return {token for span in spans for token in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", span)}
+
+
+def repository_files() -> set[str]:
+    """Files a clone has: tracked, or new and not ignored (so results/ does not count)."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                                cwd=REPO, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    return {line for line in listed.splitlines() if (REPO / line).exists()}
+
+
+def markdown_files() -> list[str]:
+    return ["README.md"] + [f"docs/{page}" for page in PAGES]
+
+
+# --- configuration -----------------------------------------------------------------------------
+
+def config_keys(node, parent: str | None = None) -> set[str]:
+    """Every key of a config mapping at every level, except the entry names of collections."""
+    keys = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if parent not in COLLECTIONS:
+                keys.add(str(key))
+            keys |= config_keys(value, str(key))
+    elif isinstance(node, list):
+        for value in node:
+            keys |= config_keys(value, parent)
+    return keys
+
+
+def schema_properties(node) -> set[str]:
+    """Names under every ``properties`` of the JSON schema (every key it declares)."""
+    names = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                names |= set(value)
+            names |= schema_properties(value)
+    elif isinstance(node, list):
+        for value in node:
+            names |= schema_properties(value)
+    return names
+
+
+def test_every_config_key_is_documented():
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    keys = config_keys(config)
+    assert {"data_dir", "panel_defaults", "eps", "n_values", "kind", "n_panels"} <= keys
+    undocumented = sorted(keys - code_tokens(text("configuration.md")))
+    assert not undocumented, f"config keys missing from docs/configuration.md: {undocumented}"
+
+
+def test_every_setting_is_documented_in_its_own_section():
+    """``cbc.eps`` must be named under the `cbc` heading, not just anywhere on the page."""
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    page = text("configuration.md")
+    sections = re.split(r"^#{2,4} ", page, flags=re.M)
+    checked = 0
+    for top, value in config.items():
+        if top in ("panels", "panel_defaults") or not isinstance(value, dict):
+            continue
+        section = [s for s in sections if s.startswith(f"`{top}`")]
+        assert section, f"docs/configuration.md has no section headed `{top}`"
+        undocumented = sorted(config_keys(value, top) - code_tokens(section[0]))
+        assert not undocumented, f"`{top}` settings missing from its section: {undocumented}"
+        checked += 1
+    assert checked >= 10
+
+
+def test_every_schema_key_is_documented():
+    schema = yaml.safe_load((REPO / "config" / "schema" / "config.schema.yaml").read_text())
+    names = schema_properties(schema)
+    assert {"data_dir", "panels", "estimator", "variant_texts"} <= names
+    undocumented = sorted(names - code_tokens(text("configuration.md")))
+    assert not undocumented, f"schema keys missing from docs/configuration.md: {undocumented}"
+
+
+def test_every_analysis_and_panel_kind_is_documented():
+    schema = yaml.safe_load((REPO / "config" / "schema" / "config.schema.yaml").read_text())
+    analyses = schema["$defs"]["analyses"]["items"]["enum"]
+    kinds = schema["$defs"]["panel"]["properties"]["kind"]["enum"]
+    tokens = code_tokens(text("configuration.md"))
+    missing = sorted(set(analyses + kinds) - tokens)
+    assert not missing, f"analyses / panel kinds missing from docs/configuration.md: {missing}"
+    missing = sorted(set(analyses) - code_tokens(text("outputs.md")))
+    assert not missing, f"analyses whose outputs docs/outputs.md does not name: {missing}"
+
+
+def with_defaults(user: dict, defaults: dict) -> dict:
+    """A user config completed as documented: ``panels`` (and the other collections) replace
+    the defaults', every other setting left out comes from the defaults, a panel's from
+    ``panel_defaults`` (a synthetic panel's model from ``simulation.base``)."""
+    def fill(into, source):
+        for key, value in source.items():
+            if key not in into:
+                into[key] = value
+            elif key not in COLLECTIONS and isinstance(value, dict) and isinstance(into[key], dict):
+                fill(into[key], value)
+    merged = dict(user)
+    fill(merged, defaults)
+    for panel in merged["panels"].values():
+        fill(panel, merged["panel_defaults"])
+        if panel["kind"] == "synthetic":
+            fill(panel, merged["simulation"]["base"])
+    return merged
+
+
+def test_configuration_examples_are_valid_configurations():
+    from snakemake.utils import validate
+    defaults = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    examples = re.findall(r"```yaml\n(.*?)```", text("configuration.md"), flags=re.S)
+    assert len(examples) >= 6
+    for example in examples:
+        config = with_defaults(yaml.safe_load(example), yaml.safe_load(yaml.safe_dump(defaults)))
+        validate(config, str(REPO / "config" / "schema" / "config.schema.yaml"))
+
+
+def test_every_heldout_method_is_documented():
+    from judgecal.baselines import METHODS
+    for page in ("methods.md", "configuration.md"):
+        missing = [name for name in METHODS if f"`{name}`" not in text(page)]
+        assert not missing, f"held-out methods missing from docs/{page}: {missing}"
+
+
+# --- outputs -----------------------------------------------------------------------------------
+
+def declared_outputs() -> set[str]:
+    """``results/...`` paths in the ``output:`` block of every rule, wildcards as ``{name}``."""
+    paths = set()
+    for rule_file in sorted((REPO / "rules").glob("*.smk")):
+        block_indent = None
+        for line in rule_file.read_text().splitlines():
+            stripped = line.strip()
+            indent = len(line) - len(line.lstrip())
+            if block_indent is not None and stripped and indent <= block_indent:
+                block_indent = None
+            if stripped == "output:":
+                block_indent = indent
+                continue
+            if block_indent is not None:
+                for path in re.findall(r"""["'](results/[^"']+)["']""", line):
+                    paths.add(re.sub(r"\{(\w+),[^}]*\}", r"{\1}", path))
+    return paths
+
+
+def test_every_declared_output_is_documented():
+    outputs = declared_outputs()
+    assert {"results/claims.csv", "results/{panel}/cbc/beta.csv",
+            "results/{panel}/information/null/{convention}_{shard}.parquet"} <= outputs
+    assert len(outputs) > 50
+    page = text("outputs.md")
+    undocumented = sorted(path for path in outputs if path not in page)
+    assert not undocumented, f"outputs missing from docs/outputs.md: {undocumented}"
+
+
+@pytest.mark.parametrize("module, name", [
+    ("judgecal.io", "RUN_COLUMNS"), ("judgecal.io", "REQUIREMENT_COLUMNS"),
+    ("judgecal.judgment_tree", "COLUMNS"), ("judgecal.reversal", "PAIR_COLUMNS"),
+    ("judgecal.simulation", "SCENARIO_COLUMNS"), ("judgecal.claims", "CLAIM_COLUMNS"),
+    ("judgecal.judge_ls", "VERDICT_COLUMNS"), ("judgecal.judge_ls", "RECOVERY_COLUMNS"),
+    ("judgecal.diagnostics", "ANOVA_TERMS"),
+])
+def test_output_columns_named_in_the_code_are_documented(module, name):
+    columns = getattr(importlib.import_module(module), name)
+    missing = [column for column in columns if f"`{column}`" not in text("outputs.md")]
+    assert not missing, f"{module}.{name} columns missing from docs/outputs.md: {missing}"
+
+
+# --- names, links, self-containment ------------------------------------------------------------
+
+def resolve(dotted: str) -> bool:
+    """Does ``judgecal.module[.sub].name`` exist (longest importable module, then attributes)?"""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attribute in parts[cut:]:
+            if not hasattr(obj, attribute):
+                return False
+            obj = getattr(obj, attribute)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_judgecal_name_in_the_docs_exists(page):
+    names = set(re.findall(r"`(judgecal(?:\.[A-Za-z_]\w*)+)`", text(page)))
+    missing = sorted(name for name in names if not resolve(name))
+    assert not missing, f"docs/{page} names what the package does not have: {missing}"
+
+
+def test_methods_keeps_the_section_numbers_code_comments_cite():
+    headings = re.findall(r"^## (\d+)\. ", text("methods.md"), flags=re.M)
+    assert headings == [str(n) for n in range(len(headings))] and len(headings) >= 9
+
+
+def test_claims_sections_are_sections_of_methods():
+    claims = yaml.safe_load((REPO / "config" / "claims.yaml").read_text())
+    headings = set(re.findall(r"^## (\d+)\. ", text("methods.md"), flags=re.M))
+    numbers = {str(claim["section"]).split()[0] for claim in claims}
+    assert numbers and numbers <= headings, f"claims sections {sorted(numbers - headings)} " \
+                                            "are not sections of docs/methods.md"
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading."""
+    heading = re.sub(r"`", "", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", heading).replace(" ", "-")
+
+
+def anchors(markdown: str) -> set[str]:
+    without_code = re.sub(r"```.*?```", "", markdown, flags=re.S)
+    return {slug(h) for h in re.findall(r"^#{1,6} (.+)$", without_code, flags=re.M)}
+
+
+def output_pattern(path: str) -> re.Pattern:
+    return re.compile(re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(path)) + "$")
+
+
+@pytest.mark.parametrize("source", markdown_files())
+def test_relative_links_resolve(source):
+    files = repository_files()
+    if source not in files:
+        pytest.skip(f"{source} is not in the repository")
+    markdown = (REPO / source).read_text(encoding="utf-8")
+    prose = re.sub(r"```.*?```|`[^`\n]+`", "", markdown, flags=re.S)
+    generated = [output_pattern(path) for path in declared_outputs()]
+    broken = []
+    for target in re.findall(r"!?\[[^\]]*\]\(([^)\s]+)", prose):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto:
+            continue
+        path, _, fragment = target.partition("#")
+        resolved = (REPO / source).parent / path if path else REPO / source
+        relative = resolved.resolve().relative_to(REPO).as_posix()
+        if relative.startswith("results/"):
+            # a workflow output (not committed): it must be one that a rule declares
+            if not any(pattern.match(relative) for pattern in generated):
+                broken.append(f"{target} (no rule writes it)")
+            continue
+        if relative not in files:
+            broken.append(f"{target} (no such file in the repository)")
+        elif fragment and relative.endswith(".md") and \
+                fragment not in anchors((REPO / relative).read_text(encoding="utf-8")):
+            broken.append(f"{target} (no such heading)")
+    assert not broken, f"{source}: broken links {broken}"
+
+
+@pytest.mark.parametrize("source", markdown_files())
+def test_docs_do_not_point_outside_the_repository(source):
+    files = repository_files()
+    if source not in files:
+        pytest.skip(f"{source} is not in the repository")
+    markdown = (REPO / source).read_text(encoding="utf-8")
+    assert "../shared" not in markdown, f"{source} names ../shared, which a clone does not have"
