@@ -60,7 +60,6 @@ rule bands:
         runtime=20,
     params:
         settings=config["bands"],
-        eps=config["cbc"]["eps"],
     script:
         "../workflow_scripts/bands.py"
 
