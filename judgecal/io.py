@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .checksums import verify as verify_checksum
 from .panel import Panel
 
 RUN_KEYS = ["task", "language", "backbone", "framework"]
@@ -65,6 +66,7 @@ def read_table(path, columns: list[str] | None = None) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "file not found", "an existing CSV or Parquet file (check data_dir)")
+    verify_checksum(path)
     try:
         if path.suffix == ".parquet":
             frame = pd.read_parquet(path)
