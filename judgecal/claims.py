@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from .checksums import verify as verify_checksum
+
 STATUSES = ("reproduced", "differs", "not computed")
 CLAIM_COLUMNS = ["id", "section", "quantity", "published", "reproduced", "difference",
                  "tolerance", "status", "source", "output", "note"]
@@ -78,6 +80,7 @@ def _read(path: Path) -> pd.DataFrame:
 
 
 def _compare_value(frame: pd.DataFrame, spec: dict, data_dir: Path) -> float | None:
+    verify_checksum(data_dir / spec["published"])
     published = pd.read_csv(data_dir / spec["published"])
     keys = spec["keys"]
     if "wide_index" in spec:

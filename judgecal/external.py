@@ -23,6 +23,7 @@ import pandas as pd
 import scipy.special
 
 from .bootstrap import mean_pairwise_tau, task_bootstrap
+from .checksums import verify as verify_checksum
 from .panel import Panel
 
 # --- judge-aware Bradley-Terry-Luce ---------------------------------------------------------
@@ -302,6 +303,7 @@ def stratified_anchor_sample(panel: Panel, per_language: int = 100, per_stratum:
 
 def load_anchor_sample(path) -> pd.DataFrame:
     """Read a published anchor sample (columns language, subset, item_numeric_id or item)."""
+    verify_checksum(path)
     frame = pd.read_csv(path)
     if "item" not in frame and "item_numeric_id" in frame:
         frame = frame.rename(columns={"item_numeric_id": "item"})

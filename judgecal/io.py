@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .checksums import verify as verify_checksum
 from .panel import Panel
 
 RUN_KEYS = ["task", "language", "backbone", "framework"]
@@ -100,6 +101,7 @@ def read_table(path, columns: list[str] | None = None, mapping: dict | None = No
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "file not found", "an existing CSV or Parquet file (check data_dir)")
+    verify_checksum(path)
     rename = {user: std for std, user in (mapping or {}).items() if user != std}
     try:
         if path.suffix == ".parquet":

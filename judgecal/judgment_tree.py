@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .checksums import verify as verify_checksum
 from .io import InputError
 
 LAYOUT = "<backbone>/<Language>/<Framework>/judgment/<Framework>/agent_as_a_judge/gray_box/<task>.json"
@@ -104,6 +105,7 @@ def _reason_text(reason, path: Path, where: str) -> str:
 def _flatten_judgment_file(path: Path, root: Path) -> list[dict]:
     """Rows of one judgment JSON (see :func:`flatten_judgment_tree`)."""
     labels = _run_labels(path, root)
+    verify_checksum(path)
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)

@@ -8,12 +8,13 @@ import pytest
 
 from judgecal.panel import Panel
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+# the repository's own copy of the default panels' inputs (data/README.md)
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 # --- M-RewardBench external panel (issue 6) ------------------------------------------------------
-MREWARDBENCH_DIR = SHARED_DATA / "mrewardbench_panel"
-MREWARDBENCH_ARTIFACTS = (SHARED_DATA / "cbc_paper_artifacts" / "data" / "external_validation"
+MREWARDBENCH_DIR = DATA / "mrewardbench_panel"
+MREWARDBENCH_ARTIFACTS = (DATA / "cbc_paper_artifacts" / "data" / "external_validation"
                           / "mrewardbench_panel" / "analysis_1500_item")
 # evaluator file stem -> the evaluator label of the published matrices (same order as their columns)
 MREWARDBENCH_EVALUATORS = {
@@ -34,7 +35,7 @@ def load_mrewardbench_panel() -> Panel:
     subsets, backbones the evaluator file stems; a margin is NaN where a score is missing (35).
     """
     from judgecal import io
-    runs = io.load_preference_margins({stem: f"{stem}.csv" for stem in MREWARDBENCH_EVALUATORS},
+    runs = io.load_preference_margins({stem: f"{stem}.parquet" for stem in MREWARDBENCH_EVALUATORS},
                                       MREWARDBENCH_DIR)
     runs = io.validate_runs(runs, "mrewardbench", score_range=None, missing="omit")
     return io.build_panel(runs, "mrewardbench", MREWARDBENCH_LANGUAGES,
@@ -47,7 +48,7 @@ def mrewardbench_panel() -> Panel:
 
 
 # --- DevAI multilingual panel (foundation) ---------------------------------------------------------
-DEVAI_DIR = SHARED_DATA / "devai_ml_aaaj"
+DEVAI_DIR = DATA / "devai_ml_aaaj"
 DEVAI_LANGUAGES = ("English", "Arabic", "Turkish", "Chinese", "Hindi", "Japanese", "Spanish",
                    "Swahili")
 DEVAI_BACKBONES = ("gpt-4o", "gpt-5.4", "claude-sonnet-4.6", "gemini-3-flash-preview",
@@ -60,7 +61,7 @@ DEVAI_BACKBONE_LABELS = ("GPT-4o", "GPT-5.4", "Sonnet", "Gemini", "DeepSeek", "Q
 def devai_runs() -> pd.DataFrame:
     """The validated 7,920-row devai run table (standard columns)."""
     from judgecal import io
-    path = DEVAI_DIR / "run_level_scores.csv"
+    path = DEVAI_DIR / "run_level_scores.parquet"
     return io.validate_runs(io.read_table(path), path)
 
 

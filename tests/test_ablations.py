@@ -110,7 +110,7 @@ def test_backbone_subsets_default_to_every_size():
 
 @pytest.fixture(scope="module")
 def devai_requirements():
-    path = DEVAI_DIR / "requirement_judgments.csv"
+    path = DEVAI_DIR / "requirement_judgments.parquet"
     types = pd.read_csv(DEVAI_DIR / "requirement_types.csv")
     return io.read_table(path, io.REQUIREMENT_COLUMNS), types
 

@@ -8,7 +8,7 @@ import yaml
 
 from judgecal import claims
 
-from conftest import SHARED_DATA
+from conftest import DATA
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -86,17 +86,17 @@ def test_changing_a_reproduced_value_flips_its_status(tmp_path):
                if e["id"] in ("beta_matrix", "beta_spanish_gpt4o")]
     from judgecal import estimator, io
     from conftest import DEVAI_BACKBONES, DEVAI_DIR, DEVAI_LANGUAGES
-    runs = io.validate_runs(io.read_table(DEVAI_DIR / "run_level_scores.csv"), "runs")
+    runs = io.validate_runs(io.read_table(DEVAI_DIR / "run_level_scores.parquet"), "runs")
     panel = io.build_panel(runs, "runs", DEVAI_LANGUAGES, DEVAI_BACKBONES)
     beta = panel.matrix_frame(estimator.fit_cbc(panel).beta, "beta")
     path = tmp_path / "results/devai/cbc/beta.csv"
     path.parent.mkdir(parents=True)
     beta.to_csv(path, index=False)
-    before = claims.evaluate_claims(entries, tmp_path, SHARED_DATA)
+    before = claims.evaluate_claims(entries, tmp_path, DATA)
     assert before["status"].tolist() == ["reproduced", "reproduced"]
     beta.loc[(beta["language"] == "Spanish") & (beta["backbone"] == "gpt-4o"), "beta"] += 0.01
     beta.to_csv(path, index=False)
-    after = claims.evaluate_claims(entries, tmp_path, SHARED_DATA)
+    after = claims.evaluate_claims(entries, tmp_path, DATA)
     assert after["status"].tolist() == ["differs", "differs"]
     md = claims.claims_markdown(after)
     assert "2 differs" in md and "\\|" in md

@@ -6,7 +6,7 @@ import pytest
 from judgecal import estimator
 from judgecal.panel import Panel
 
-from conftest import DEVAI_BACKBONE_LABELS, SHARED_DATA
+from conftest import DATA, DEVAI_BACKBONE_LABELS
 
 
 def test_double_center_hand_computed():
@@ -69,7 +69,7 @@ def test_ols_r_squared_matches_numpy_lstsq_on_one_hot_design():
 
 
 def test_devai_beta_equals_published_matrix(devai_panel):
-    published = pd.read_csv(SHARED_DATA / "cbc_paper_artifacts/paper/analysis/beta_hat.csv", index_col=0)
+    published = pd.read_csv(DATA / "cbc_paper_artifacts/paper/analysis/beta_hat.csv", index_col=0)
     assert tuple(published.columns) == DEVAI_BACKBONE_LABELS
     assert tuple(published.index) == devai_panel.languages
     result = estimator.fit_cbc(devai_panel)

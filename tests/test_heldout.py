@@ -27,7 +27,7 @@ PUBLISHED = {
 
 @pytest.fixture(scope="module")
 def devai_requirements():
-    return pd.read_csv(DEVAI_DIR / "requirement_judgments.csv")
+    return pd.read_parquet(DEVAI_DIR / "requirement_judgments.parquet")
 
 
 @pytest.fixture(scope="module")

@@ -117,9 +117,9 @@ def test_requirements_recompute_run_scores_and_must_agree():
 
 
 def test_devai_requirements_reproduce_the_run_table():
-    requirements = io.read_table(DEVAI_DIR / "requirement_judgments.csv")
+    requirements = io.read_table(DEVAI_DIR / "requirement_judgments.parquet")
     recomputed = io.runs_from_requirements(requirements, "req")
-    runs = io.validate_runs(io.read_table(DEVAI_DIR / "run_level_scores.csv"), "runs")
+    runs = io.validate_runs(io.read_table(DEVAI_DIR / "run_level_scores.parquet"), "runs")
     io.check_runs_agree(runs, recomputed, "runs")
     panel = io.build_panel(runs, "runs", DEVAI_LANGUAGES, DEVAI_BACKBONES)
     assert panel.shape == (55, 8, 6) and panel.is_complete and (panel.n_runs == 3).all()

@@ -1,5 +1,4 @@
 """Judge-LS: known answers, peers (statsmodels, scipy), upstream LLMBar statistics, planted truth."""
-import json
 import re
 
 import numpy as np
@@ -12,10 +11,12 @@ from statsmodels.stats.proportion import proportion_confint
 from judgecal import judge_ls as jl
 from judgecal.io import InputError
 
-from conftest import SHARED_DATA
+from conftest import DATA
 
-LLMBAR_DIR = SHARED_DATA / "llmbar"
-LLMBAR_CSV = LLMBAR_DIR / "llmbar_judge_verdicts_long.csv"
+LLMBAR_DIR = DATA / "llmbar"
+LLMBAR_CSV = LLMBAR_DIR / "llmbar_judge_verdicts_long.parquet"
+# the 325 upstream statistics.json, one row each (subset, evaluator, strategy + their keys)
+LLMBAR_STATISTICS = LLMBAR_DIR / "upstream_statistics.csv"
 LLMBAR_JUDGES = {"GPT-4", "ChatGPT", "ChatGPT-0301", "PaLM2", "LLaMA2", "Falcon"}
 
 
@@ -143,8 +144,8 @@ def test_llmbar_gpt4_vanilla_natural_matches_upstream(llmbar):
                      & (table["subset"] == "Natural")].set_index("order")
     assert (rows.loc["original", "n_correct"], rows.loc["original", "n"]) == (95, 100)
     assert (rows.loc["swapped", "n_correct"], rows.loc["swapped", "n"]) == (96, 100)
-    stats = json.loads((LLMBAR_DIR / "Dataset/LLMBar/Natural/evaluators/GPT-4/Vanilla/"
-                        "statistics.json").read_text())
+    stats = pd.read_csv(LLMBAR_STATISTICS).set_index(["subset", "evaluator", "strategy"]).loc[
+        ("Natural", "GPT-4", "Vanilla")]
     assert stats["correct_False"].startswith("95 / 100") and stats["correct_True"].startswith("96 / 100")
 
 
@@ -155,14 +156,13 @@ def test_llmbar_every_upstream_statistics_file_reproduced():
     acc = jl.accuracy_table(frame, by_order=True, invalid_as_wrong=True).set_index(
         ["subset", "judge", "condition", "order"])
     pos = jl.position_table(frame).set_index(["subset", "judge", "condition"])
-    files = sorted(LLMBAR_DIR.glob("Dataset/LLMBar/**/evaluators/*/*/statistics.json"))
-    assert len(files) == 325
+    statistics = pd.read_csv(LLMBAR_STATISTICS)
+    assert len(statistics) == 325
     count = lambda text: tuple(int(x) for x in re.match(r"(\d+) / (\d+)", text).groups())
     checked_position = 0
-    for path in files:
-        subset = str(path.parent.parent.parent.parent.relative_to(LLMBAR_DIR / "Dataset/LLMBar"))
-        judge, condition = path.parent.parent.name, path.parent.name
-        stats = json.loads(path.read_text())
+    for _, stats in statistics.iterrows():
+        subset, judge, condition = stats["subset"], stats["evaluator"], stats["strategy"]
+        path = (subset, judge, condition)
         for order, key in (("original", "correct_False"), ("swapped", "correct_True")):
             row = acc.loc[(subset, judge, condition, order)]
             assert (row["n_correct"], row["n"]) == count(stats[key]), (path, order)
@@ -189,7 +189,7 @@ def test_llmbar_position_inconsistency_all_six_judges(llmbar):
 
 def test_llmbar_rating_strategies_become_score_ties(llmbar):
     rating = llmbar.loc[llmbar["condition"] == "Rating"]
-    raw = pd.read_csv(LLMBAR_CSV)
+    raw = pd.read_parquet(LLMBAR_CSV)
     raw = raw.loc[raw["strategy"] == "Rating"]
     equal = int((raw["score_1"] == raw["score_2"]).sum())
     assert (rating["verdict"] == "Tie").sum() == 2 * equal > 0

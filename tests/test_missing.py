@@ -199,7 +199,7 @@ def test_runs_treating_empty_as_missing_hand_computed():
 
 @pytest.fixture(scope="module")
 def devai_parse_failures():
-    requirements = pd.read_csv(DEVAI_DIR / "requirement_judgments.csv")
+    requirements = pd.read_parquet(DEVAI_DIR / "requirement_judgments.parquet")
     return missing.parse_failure_effect(requirements, DEVAI_LANGUAGES, DEVAI_BACKBONES)
 
 

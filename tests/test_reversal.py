@@ -10,9 +10,9 @@ from judgecal import reversal
 from judgecal.estimator import double_center
 from judgecal.panel import Panel
 
-from conftest import DEVAI_BACKBONE_LABELS, SHARED_DATA
+from conftest import DATA, DEVAI_BACKBONE_LABELS
 
-PUBLISHED = SHARED_DATA / "cbc_paper_artifacts" / "paper" / "analysis" / "rank_reversal_delta.csv"
+PUBLISHED = DATA / "cbc_paper_artifacts" / "paper" / "analysis" / "rank_reversal_delta.csv"
 
 
 def make_panel(values) -> Panel:

@@ -79,7 +79,7 @@ def checked(result):
 def project(tmp_path_factory):
     """Two small own-data panels (parallel jobs per rule); workdirs are subfolders of it."""
     root = tmp_path_factory.mktemp("slurm")
-    runs = pd.read_csv(DEVAI_DIR / "run_level_scores.csv")
+    runs = pd.read_parquet(DEVAI_DIR / "run_level_scores.parquet")
     runs = runs[runs["task"].isin(sorted(runs["task"].unique())[:20])]
     panels = {}
     for name, backbones, languages in [

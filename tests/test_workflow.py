@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import DEVAI_DIR, SHARED_DATA
+from conftest import DATA, DEVAI_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -32,7 +32,7 @@ def write_config(workdir, config):
 
 def own_data_config(tmp_path):
     """A user's own run table, with their own column names, next to the real devai panel."""
-    runs = pd.read_csv(DEVAI_DIR / "run_level_scores.csv")
+    runs = pd.read_parquet(DEVAI_DIR / "run_level_scores.parquet")
     mine = runs[runs["backbone"].isin(["gpt-4o", "qwen3.5-9b", "gpt-5.4"])
                 & runs["language"].isin(["English", "Spanish", "Hindi"])]
     mine = mine.rename(columns={"task": "prompt_id", "score": "pct", "backbone": "judge_model"})
@@ -89,7 +89,7 @@ def small_config():
                      n_backbones=4, n_frameworks=2, requirements_per_task=0)
     synthetic["analyses"] = sorted(set(synthetic["analyses"]) | {"missing"})
     verdicts = dict(defaults["panels"]["judge_ls_synthetic"], n_items=60)
-    return {"data_dir": str(SHARED_DATA), "panels": {"small": synthetic, "verdicts": verdicts},
+    return {"data_dir": str(DATA), "panels": {"small": synthetic, "verdicts": verdicts},
             "ablations": {"task_count": {"n_values": [8, 16], "replicates": 20, "seed": 107},
                           "backbone_subsets": {"sizes": None, "replicates": 20, "seed_base": 7},
                           "requirement_type": defaults["ablations"]["requirement_type"]},
@@ -248,7 +248,7 @@ def test_unknown_panel_kind_is_rejected_by_the_schema(tmp_path):
 def test_full_default_dag_dry_run(tmp_path):
     """The default config's whole DAG resolves (dry run from the repository)."""
     result = snakemake(tmp_path, "-n", "--configfile", str(REPO / "config" / "config.yaml"),
-                       "--config", f"data_dir={SHARED_DATA}")
+                       "--config", f"data_dir={DATA}")
     text = result.stdout + result.stderr
     assert "This was a dry-run" in text
     defaults = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
