@@ -157,17 +157,16 @@ def simulate_judge_ls(seed: int, n_items: int = 400,
     gold = rng.integers(1, 3, size=n_items)
     subset = np.asarray(subsets)[items % len(subsets)]
     letters = {"original": np.array(["", "A", "B"]), "swapped": np.array(["", "B", "A"])}
-    frames = []
+    calls, verdicts, golds = [], [], []  # one block of n_items judgments per call
 
     def judgments(name, condition, choice_content, tie, bias, order, gold_labels):
         u = rng.random(n_items)
         verdict = np.where(u < tie, "Tie", np.where(u < tie + (1 - tie) * bias, "A",
                                                      letters[order][choice_content]))
-        verdict = np.where(rng.random(n_items) < unparseable_rate,
-                           rng.choice(["", "N/A", "both are good"], size=n_items), verdict)
-        frames.append(pd.DataFrame({"item": items, "subset": subset, "judge": name,
-                                    "condition": condition, "order": order, "verdict": verdict,
-                                    "gold": gold_labels}))
+        verdicts.append(np.where(rng.random(n_items) < unparseable_rate,
+                                 rng.choice(["", "N/A", "both are good"], size=n_items), verdict))
+        calls.append((name, condition, order))
+        golds.append(np.broadcast_to(np.asarray(gold_labels, dtype=object), n_items))
 
     for name, e in judges.items():
         correct = {e.reference: rng.random(n_items) < e.accuracy[e.reference]}
@@ -183,7 +182,13 @@ def simulate_judge_ls(seed: int, n_items: int = 400,
         for order in ORDERS:
             content = np.where(rng.random(n_items) < e.probe_prefer_2, 2, 1)
             judgments(name, "tie_probe", content, e.probe_tie, e.probe_position_bias, order, "Tie")
-    verdicts = pd.concat(frames, ignore_index=True)
+    # one frame from all the blocks (building a frame per block dominates with many judges)
+    name, condition, order = (np.repeat(np.array(column, dtype=object), n_items)
+                              for column in zip(*calls))
+    verdicts = pd.DataFrame({"item": np.tile(items, len(calls)),
+                             "subset": np.tile(subset, len(calls)), "judge": name,
+                             "condition": condition, "order": order,
+                             "verdict": np.concatenate(verdicts), "gold": np.concatenate(golds)})
     probes = verdicts["gold"] == "Tie"
     verdicts["probe_language_1"] = np.where(probes, probe_languages[0], None)
     verdicts["probe_language_2"] = np.where(probes, probe_languages[1], None)
