@@ -48,7 +48,9 @@ def summary_markdown(accuracy: pd.DataFrame, flips: pd.DataFrame | None = None,
             "gold-correctness flips": [_rate(*r) for r in f[["gold_flip_rate", "gold_flip_ci_low",
                                                             "gold_flip_ci_high"]].values],
             "b / c": [f"{b} / {c}" for b, c in f[["n_discordant_b", "n_discordant_c"]].values],
-            "McNemar p": [f"{p:.3g}" for p in f["mcnemar_p"]]}))]
+            "McNemar p": [f"{p:.3g}" for p in f["mcnemar_p"]]}
+            | ({"clustered McNemar p": [f"{p:.3g}" for p in f["mcnemar_cluster_p"]]}
+               if "mcnemar_cluster_p" in f else {})))]
         parts += ["", f"Flip rates range {100 * f['flip_rate'].min():.1f}%-"
                       f"{100 * f['flip_rate'].max():.1f}%."]
     if sensitivity is not None and len(sensitivity):
