@@ -4,7 +4,8 @@ Every rate is a ratio over judgments or pairs, and its interval is item-clustere
 (:mod:`.intervals`): the two answer orders of an item (and the (item, order) pairs of a flip
 comparison, the two orders of a tie probe) count as one cluster, an item being one (item, subset).
 Rows whose items hold one judgment each (per-order accuracy, position pairs) get exactly the
-Wilson interval. Every table ends with n_items (items behind the row) and ci_method.
+Wilson interval. A pooled row resting on a single item has no interval (NaN): one cluster gives
+no variance estimate. Every table ends with n_items (items behind the row) and ci_method.
 """
 from __future__ import annotations
 
