@@ -560,7 +560,7 @@ def cmi_null_histogram(null: pd.DataFrame, summary: dict, bins: int = 30,
 # --- Judge-LS (METHODS.md section 8) ------------------------------------------------------------
 @_styled
 def judge_ls_flips(flips: pd.DataFrame, title: str | None = None) -> Figure:
-    """Flip rate per judge and target condition, pooled subsets, with Wilson 95% intervals.
+    """Flip rate per judge and target condition, pooled subsets, item-clustered 95% intervals.
 
     ``flips``: columns judge, reference, target, subset, flip_rate, flip_ci_low, flip_ci_high
     (``judge_ls/flips.csv``; only ``subset == "all"`` is drawn). A flip is a verdict that changes
@@ -593,7 +593,7 @@ def judge_ls_flips(flips: pd.DataFrame, title: str | None = None) -> Figure:
     ax.set_xlim(left=0)
     reference = references[0] if len(references) == 1 else "the reference"
     ax.set_xlabel(f"flip rate vs {reference} (share of pairs whose verdict changes; "
-                  f"Wilson {INTERVAL_LABEL})")
+                  f"item-clustered Wilson {INTERVAL_LABEL})")
     ax.set_ylabel("target condition")
     fig.legend(loc="outside right upper", title="judge")
     ax.set_title(title or "Judge-LS: verdict flips per judge and condition")
