@@ -22,7 +22,19 @@ for _panel in config["panels"].values():
     fill_defaults(_panel, config["panel_defaults"])
     if _panel.get("kind") == "synthetic":
         fill_defaults(_panel, config["simulation"]["base"])
-DATA_DIR = Path(config["data_dir"])
+
+
+def find_data_dir(value):
+    """data_dir as given if absolute or present in the working directory, else the folder of that
+    name beside the Snakefile (so the default `data` is the repository's data/ with `-s`)."""
+    path = Path(value)
+    beside = Path(workflow.basedir) / path
+    if path.is_absolute() or path.exists() or not beside.exists():
+        return path
+    return beside
+
+
+DATA_DIR = find_data_dir(config["data_dir"])
 PANELS = config["panels"]
 # Kinds that become a task x language x backbone score tensor (everything but Judge-LS verdicts).
 TENSOR_KINDS = ("judge_runs", "judgment_tree", "synthetic", "preference_margins")

@@ -119,3 +119,9 @@ def test_a_typo_stops_the_run_before_anything_is_computed(tmp_path):
     assert "unknown key 'analysis' at panels.mine.analysis: did you mean 'analyses'?" in \
         result.stdout + result.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_default_panels_with_s_from_another_folder_read_the_repository_data(tmp_path):
+    code, text = dry_run(tmp_path, "-s", str(REPO / "Snakefile"))
+    assert code == 0, text
+    assert str(REPO / "data" / "devai_ml_aaaj") in text

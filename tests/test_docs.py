@@ -289,4 +289,5 @@ def test_docs_do_not_point_outside_the_repository(source):
     if source not in files:
         pytest.skip(f"{source} is not in the repository")
     markdown = (REPO / source).read_text(encoding="utf-8")
-    assert "../shared" not in markdown, f"{source} names ../shared, which a clone does not have"
+    outside = "../" + "shared"  # the team's folder beside the repository, which a clone lacks
+    assert outside not in markdown, f"{source} names {outside}, which a clone does not have"

@@ -46,7 +46,7 @@ def user_environment():
 
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory) -> Path:
-    """The repository's files alone in an empty folder (no ../shared, no results)."""
+    """The repository's files alone in an empty folder (nothing beside it, no results)."""
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                             cwd=REPO, capture_output=True, check=True).stdout.decode()
     target = tmp_path_factory.mktemp("fresh") / "judgecal"
