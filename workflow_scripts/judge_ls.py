@@ -15,8 +15,8 @@ def load_verdicts(smk, panel):
     source = panel["source"]
     if source == "llmbar":
         return judge_ls.load_llmbar(smk.input.verdicts, rating=panel["rating"])
-    frame = read_table(smk.input.verdicts)
-    frame = frame.rename(columns={user: std for std, user in panel["columns"].items()})
+    frame = read_table(smk.input.verdicts, mapping=panel["columns"],
+                       text=("item", "subset", "judge", "condition", "order"))
     return judge_ls.validate_verdicts(frame, smk.input.verdicts, panel["conditions"],
                                       panel["on_duplicate"])
 
