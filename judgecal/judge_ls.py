@@ -836,3 +836,9 @@ def audit_variants(reference_texts: pd.DataFrame, variants: Mapping[str, tuple],
     if not frames:
         return pd.DataFrame(columns=["condition", *TEXT_KEYS, "flagged"])
     return pd.concat(frames, ignore_index=True)
+
+
+# `judgecal.judge_ls(...)` runs the public API function (judgecal.api.judge_ls)
+from .api import analysis_module as _analysis_module  # noqa: E402
+
+_analysis_module(__name__)
