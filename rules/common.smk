@@ -129,7 +129,8 @@ def check_analyses():
 
 
 def data_path(relative):
-    return str(DATA_DIR / relative)
+    """A file under data_dir; local() keeps a module's prefix off it (data is not an output)."""
+    return local(str(DATA_DIR / relative))
 
 
 def ingest_inputs(wildcards):
@@ -163,7 +164,7 @@ def truth_input(wildcards):
 
 def judgment_tree_files(wildcards):
     root = DATA_DIR / PANELS[wildcards.panel]["root"]
-    files = sorted(str(p) for p in root.rglob("*.json"))
+    files = sorted(local(str(p)) for p in root.rglob("*.json"))
     if not files:
         raise ValueError(
             f"panel '{wildcards.panel}': no JSON judgments under {root} "
@@ -309,9 +310,13 @@ def output_analysis(relative):
     return Path(name).stem if folder == "ablations" else folder
 
 
+# this workflow's own file, also when another workflow includes it as a module
+CLAIMS_FILE = workflow.source_path("../config/claims.yaml")
+
+
 def claim_outputs():
     """The outputs the published claims read that this config produces."""
-    with open(Path(workflow.basedir) / "config" / "claims.yaml") as handle:
+    with open(CLAIMS_FILE) as handle:
         claims = yaml.safe_load(handle)
     produced = []
     for path in dict.fromkeys(claim["output"] for claim in claims):
