@@ -30,7 +30,7 @@ def unusual_runs() -> pd.DataFrame:
     user's own column names."""
     runs = simulate_panel(seed=4, n_tasks=12, n_languages=4, n_backbones=3, n_frameworks=2).runs
     rename = {
-        "task": {f"T{i:02d}": name for i, name in enumerate(
+        "task": {f"t{i:02d}": name for i, name in enumerate(
             ["tâche 1", "task 2", "task 10", "任务 3", "t-4 (hard)", "t_5", "T6", "t 7.0",
              "x,8", "ünïcödé 9", "task 11", "task 12"], start=1)},
         "language": dict(zip(["L1", "L2", "L3", "L4"], ["Français", "中文", "हिन्दी",
@@ -66,8 +66,8 @@ def workflow_cbc(tmp_path_factory):
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
     targets = [f"results/{name}/cbc/{file}" for name in panels
                for file in ("beta.csv", "rankings.csv", "summary.json")]
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--cores", "2",
-               "--configfile", "config.yaml", *targets]
+    command = [sys.executable, "-m", "snakemake", *targets, "-s", str(REPO / "Snakefile"),
+               "--cores", "2", "--configfile", "config.yaml"]
     result = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-4000:]
     return workdir / "results", panels
@@ -79,7 +79,12 @@ def check_same_as_workflow(result, folder: Path, tmp_path):
         (folder / "rankings.csv").read_bytes()
     summary = yaml.safe_load((folder / "summary.json").read_text())
     for key, value in result.summary.items():
-        assert summary[key] == value, key
+        if key.startswith("r2_") and isinstance(value, float):
+            # the last bits of R^2 (a BLAS dot product) depend on the thread count, which
+            # Snakemake sets to the rule's threads
+            assert summary[key] == pytest.approx(value, rel=1e-12, abs=0), key
+        else:
+            assert summary[key] == value, key
 
 
 @pytest.mark.slow
