@@ -36,7 +36,7 @@ __all__ = ["Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "calibrate", 
 
 
 def _module(name: str):
-    """An analysis module of the package, imported on first use (keeps ``import judgecal`` light)."""
+    """An analysis module, imported on first use (keeps ``import judgecal`` light)."""
     return importlib.import_module(f"judgecal.{name}")
 
 
@@ -65,7 +65,7 @@ def prepare_runs(runs: pd.DataFrame, *, task: str = "task", language: str = "lan
     return checked, panel
 
 
-# --- CBC -------------------------------------------------------------------------------------------
+# --- CBC ------------------------------------------------------------------------------------------
 
 SIGMA_DEFINITIONS = {
     "sigma_total": "population SD (ddof 0) of all task-level scores (the paper's protocol)",
@@ -184,7 +184,7 @@ def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "langua
                        calibrated=calibrated.to_frame(), summary=summary, panel=panel)
 
 
-# --- held-out tau (Table 2) -------------------------------------------------------------------------
+# --- held-out tau (Table 2) -----------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Heldout:
@@ -287,7 +287,7 @@ def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, 
     return Reversal(pairs=pairs, summary=summary)
 
 
-# --- conditional mutual information ------------------------------------------------------------------
+# --- conditional mutual information ---------------------------------------------------------------
 
 CMI_CONVENTIONS = {
     "protocol": "neighbours within the k-th-neighbour radius counted inclusively, the point "
