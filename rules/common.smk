@@ -129,8 +129,12 @@ def check_analyses():
 
 
 def data_path(relative):
-    """A file under data_dir; local() keeps a module's prefix off it (data is not an output)."""
-    return local(str(DATA_DIR / relative))
+    return str(DATA_DIR / relative)
+
+
+def data_input(relative):
+    """An input file under data_dir; local() keeps a module's prefix off it (not an output)."""
+    return local(data_path(relative))
 
 
 def ingest_inputs(wildcards):
@@ -138,7 +142,7 @@ def ingest_inputs(wildcards):
     panel = PANELS[wildcards.panel]
     kind = panel["kind"]
     if kind == "judge_runs":
-        return {k: data_path(panel[k]) for k in ("runs", "requirements") if k in panel}
+        return {k: data_input(panel[k]) for k in ("runs", "requirements") if k in panel}
     if kind == "judgment_tree":
         return {"requirements": f"results/{wildcards.panel}/raw/requirements.parquet"}
     if kind == "synthetic":
@@ -149,7 +153,7 @@ def ingest_inputs(wildcards):
             )
         return inputs
     if kind == "preference_margins":
-        return {name: data_path(path) for name, path in panel["files"].items()}
+        return {name: data_input(path) for name, path in panel["files"].items()}
     raise ValueError(
         f"panel '{wildcards.panel}' has kind '{kind}', which has no score tensor"
     )
@@ -191,7 +195,7 @@ def simulation_settings(scenario):
 
 def anchor_inputs(wildcards):
     sample = PANELS[wildcards.panel]["anchor_sample"]
-    return {"sample": data_path(sample)} if sample else {}
+    return {"sample": data_input(sample)} if sample else {}
 
 
 # --- heldout.smk ------------------------------------------------------------
@@ -236,11 +240,11 @@ def judge_ls_inputs(wildcards):
                 for c in panel["variant_texts"]
             },
         }
-    inputs = {"verdicts": data_path(panel["verdicts"])}
+    inputs = {"verdicts": data_input(panel["verdicts"])}
     if panel["reference_texts"]:
-        inputs["reference_texts"] = data_path(panel["reference_texts"])
+        inputs["reference_texts"] = data_input(panel["reference_texts"])
         for condition, variant in panel["variant_texts"].items():
-            inputs[f"variant_{condition}"] = data_path(variant["path"])
+            inputs[f"variant_{condition}"] = data_input(variant["path"])
     return inputs
 
 
@@ -310,8 +314,9 @@ def output_analysis(relative):
     return Path(name).stem if folder == "ablations" else folder
 
 
-# this workflow's own file, also when another workflow includes it as a module
-CLAIMS_FILE = workflow.source_path("../config/claims.yaml")
+# this workflow's own claims, also when another workflow includes it as a module (a stable
+# local path: workflow.source_path gives a per-run cache copy, which would rerun every figure)
+CLAIMS_FILE = str(Path(workflow.current_basedir).parent / "config" / "claims.yaml")
 
 
 def claim_outputs():
