@@ -69,6 +69,10 @@ def test_another_workflow_uses_ours_as_a_module(tmp_path):
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-4000:]
 
+    again = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "-n"],
+                           cwd=tmp_path, capture_output=True, text=True)
+    assert "Nothing to be done" in again.stdout + again.stderr, again.stdout[-3000:]
+
     out = tmp_path / "judgecal" / "results"
     assert not (tmp_path / "results").exists()          # nothing outside the prefix
     for panel in ("small", "mine"):
