@@ -48,7 +48,7 @@ def prepare_runs(runs: pd.DataFrame, *, task: str = "task", language: str = "lan
                  source="runs") -> tuple[pd.DataFrame, Panel]:
     """Validate a run table and average its runs over frameworks into the panel ``T[t, l, b]``.
 
-    The workflow's ingest step (CBC paper, section 2): columns renamed to the standard names,
+    The workflow's ingest step (METHODS.md section 0): columns renamed to the standard names,
     checked (:func:`judgecal.io.validate_runs`: keys, numeric scores in ``score_range``, NaN
     scores an error unless ``missing="omit"``), then averaged per task x language x backbone cell
     (:func:`judgecal.io.build_panel`; missing cells allowed only with ``missing="omit"``).
@@ -138,11 +138,11 @@ def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "langua
               estimator: str | None = None, eps: float = 0.05, source="runs") -> Calibration:
     """CBC: ``beta[l, b] = M[l, b] - M[., b] - M[l, .] + M[., .]`` of the cell means, ``T - beta``.
 
-    CBC paper, section 3 (radius: the finite-sample proposition, at level ``eps``). On an
-    incomplete panel (``missing="omit"``) beta is estimated by least squares unless
-    ``estimator`` names another of :data:`judgecal.missing.METHODS`; ``summary["estimator"]``
-    says which. R^2 is that of the run-level one-hot OLS models of ``summary["r2_models"]``.
-    Column and validation arguments: :func:`prepare_runs`.
+    CBC paper, section 3; METHODS.md section 1 (radius: the finite-sample proposition, at level
+    ``eps``). On an incomplete panel (``missing="omit"``) beta is estimated by least squares
+    unless ``estimator`` names another of :data:`judgecal.missing.METHODS`;
+    ``summary["estimator"]`` says which. R^2 is that of the run-level one-hot OLS models of
+    ``summary["r2_models"]``. Column and validation arguments: :func:`prepare_runs`.
     """
     checked, panel = prepare_runs(runs, task=task, language=language, backbone=backbone,
                                   score=score, framework=framework, languages=languages,
@@ -217,11 +217,12 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
     """Table 2: each method fitted on the in-bag tasks of a task bootstrap, scored out of bag.
 
     Score of a replicate: mean pairwise Kendall tau-b across languages of the backbone order the
-    method gives on the out-of-bag cell means (CBC paper, section 5; the protocol's stream
-    ``default_rng(seed)``). ``methods``: names of :data:`judgecal.baselines.METHODS` (None: all).
-    Dawid-Skene uses run verdicts ``score == 100`` (``run_verdicts=False`` for scores that are
-    not pass rates) and, for its requirement variant, ``requirements`` (task, language, backbone,
-    framework, requirement_id, satisfied; renamed with the same column arguments).
+    method gives on the out-of-bag cell means (CBC paper, section 5; METHODS.md section 2; the
+    protocol's stream ``default_rng(seed)``). ``methods``: names of
+    :data:`judgecal.baselines.METHODS` (None: all). Dawid-Skene uses run verdicts
+    ``score == 100`` (``run_verdicts=False`` for scores that are not pass rates) and, for its
+    requirement variant, ``requirements`` (task, language, backbone, framework, requirement_id, satisfied;
+    renamed with the same column arguments).
     """
     checked, panel = prepare_runs(runs, task=task, language=language, backbone=backbone,
                                   score=score, framework=framework, languages=languages,
@@ -346,8 +347,8 @@ def cmi_test(runs: pd.DataFrame, *, k: int = 2, permutations: int = 500, shards:
 
     Tested against ``permutations`` within-stratum shuffles of the language labels (drawn in
     ``shards`` independent streams, as the workflow's shard jobs do; ``null`` passes draws
-    already computed); debiased = observed - null (CBC paper, section 6). Needs repeated runs
-    (frameworks) per cell.
+    already computed); debiased = observed - null (CBC paper, section 6; METHODS.md section 6).
+    Needs repeated runs (frameworks) per cell.
     """
     checked, panel = prepare_runs(runs, task=task, language=language, backbone=backbone,
                                   score=score, framework=framework, languages=languages,
