@@ -221,8 +221,8 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
     protocol's stream ``default_rng(seed)``). ``methods``: names of
     :data:`judgecal.baselines.METHODS` (None: all). Dawid-Skene uses run verdicts
     ``score == 100`` (``run_verdicts=False`` for scores that are not pass rates) and, for its
-    requirement variant, ``requirements`` (task, language, backbone, framework, requirement_id, satisfied;
-    renamed with the same column arguments).
+    requirement variant, ``requirements`` (task, language, backbone, framework, requirement_id,
+    satisfied; renamed with the same column arguments).
     """
     checked, panel = prepare_runs(runs, task=task, language=language, backbone=backbone,
                                   score=score, framework=framework, languages=languages,
@@ -475,5 +475,8 @@ class AnalysisModule(types.ModuleType):
 def analysis_module(name: str) -> None:
     """Make the module ``name`` (a ``judgecal.<analysis>``) call the API function of its name."""
     module = sys.modules[name]
+    function = globals()[name.rpartition(".")[2]]
     module.__class__ = AnalysisModule
-    module.__signature__ = inspect.signature(globals()[name.rpartition(".")[2]])
+    module.__signature__ = inspect.signature(function)
+    module.__doc__ = (f"{module.__doc__ or ''}\n\nCalling the module runs "
+                      f":func:`judgecal.api.{function.__name__}`:\n\n    {function.__doc__}")
