@@ -201,3 +201,9 @@ def decision_agreement(panel: Panel, n_replicates: int = 1000, seed: int = 307) 
                              for l, lang in enumerate(panel.languages)},
         }
     return result
+
+
+# `judgecal.heldout(...)` runs the public API function (judgecal.api.heldout)
+from .api import analysis_module as _analysis_module  # noqa: E402
+
+_analysis_module(__name__)

@@ -146,6 +146,15 @@ def read_panel(path) -> Panel:
     return Panel.from_frame(read_table(path, ["task", "language", "backbone", "score"]))
 
 
+def rename_columns(frame: pd.DataFrame, mapping: dict | None) -> pd.DataFrame:
+    """Rename a DataFrame's columns to the standard names; ``mapping``: standard -> user name.
+
+    (Files are renamed as they are read: :func:`read_table`'s ``mapping``.)"""
+    if not mapping:
+        return frame
+    return frame.rename(columns={user: std for std, user in mapping.items() if user != std})
+
+
 def as_labels(series: pd.Series) -> pd.Series:
     """Labels as a categorical with string categories (cheap on millions of rows)."""
     labels = series.astype("category")

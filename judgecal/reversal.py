@@ -213,3 +213,9 @@ def reversal_summary(pairs: pd.DataFrame, top: dict[str, str],
             "n_permutations": count_test.n_permutations,
         },
     }
+
+
+# `judgecal.reversal(...)` runs the public API function (judgecal.api.reversal)
+from .api import analysis_module as _analysis_module  # noqa: E402
+
+_analysis_module(__name__)

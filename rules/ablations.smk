@@ -49,7 +49,7 @@ rule backbone_subsets:
 rule requirement_type:
     input:
         requirements="results/{panel}/requirements.parquet",
-        types=lambda wc: data_path(PANELS[wc.panel]["requirement_types"]),
+        types=lambda wc: data_input(PANELS[wc.panel]["requirement_types"]),
     output:
         table="results/{panel}/ablations/requirement_type.csv",
     log:

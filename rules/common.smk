@@ -26,7 +26,8 @@ for _panel in config["panels"].values():
 
 def find_data_dir(value):
     """data_dir as given if absolute or present in the working directory, else the folder of that
-    name beside the Snakefile (so the default `data` is the repository's data/ with `-s`)."""
+    name beside the Snakefile (so the default `data` is the repository's data/ with `-s`).
+    """
     path = Path(value)
     beside = Path(workflow.basedir) / path
     if path.is_absolute() or path.exists() or not beside.exists():
@@ -133,12 +134,17 @@ def data_path(relative):
     return str(DATA_DIR / relative)
 
 
+def data_input(relative):
+    """An input file under data_dir; local() keeps a module's prefix off it (not an output)."""
+    return local(data_path(relative))
+
+
 def ingest_inputs(wildcards):
     """Raw inputs of a panel, by kind; data files are read from data_dir at run time."""
     panel = PANELS[wildcards.panel]
     kind = panel["kind"]
     if kind == "judge_runs":
-        return {k: data_path(panel[k]) for k in ("runs", "requirements") if k in panel}
+        return {k: data_input(panel[k]) for k in ("runs", "requirements") if k in panel}
     if kind == "judgment_tree":
         return {"requirements": f"results/{wildcards.panel}/raw/requirements.parquet"}
     if kind == "synthetic":
@@ -149,7 +155,7 @@ def ingest_inputs(wildcards):
             )
         return inputs
     if kind == "preference_margins":
-        return {name: data_path(path) for name, path in panel["files"].items()}
+        return {name: data_input(path) for name, path in panel["files"].items()}
     raise ValueError(
         f"panel '{wildcards.panel}' has kind '{kind}', which has no score tensor"
     )
@@ -164,7 +170,7 @@ def truth_input(wildcards):
 
 def judgment_tree_files(wildcards):
     root = DATA_DIR / PANELS[wildcards.panel]["root"]
-    files = sorted(str(p) for p in root.rglob("*.json"))
+    files = sorted(local(str(p)) for p in root.rglob("*.json"))
     if not files:
         raise ValueError(
             f"panel '{wildcards.panel}': no JSON judgments under {root} "
@@ -191,7 +197,7 @@ def simulation_settings(scenario):
 
 def anchor_inputs(wildcards):
     sample = PANELS[wildcards.panel]["anchor_sample"]
-    return {"sample": data_path(sample)} if sample else {}
+    return {"sample": data_input(sample)} if sample else {}
 
 
 # --- heldout.smk ------------------------------------------------------------
@@ -236,11 +242,11 @@ def judge_ls_inputs(wildcards):
                 for c in panel["variant_texts"]
             },
         }
-    inputs = {"verdicts": data_path(panel["verdicts"])}
+    inputs = {"verdicts": data_input(panel["verdicts"])}
     if panel["reference_texts"]:
-        inputs["reference_texts"] = data_path(panel["reference_texts"])
+        inputs["reference_texts"] = data_input(panel["reference_texts"])
         for condition, variant in panel["variant_texts"].items():
-            inputs[f"variant_{condition}"] = data_path(variant["path"])
+            inputs[f"variant_{condition}"] = data_input(variant["path"])
     return inputs
 
 
@@ -310,9 +316,14 @@ def output_analysis(relative):
     return Path(name).stem if folder == "ablations" else folder
 
 
+# this workflow's own claims, also when another workflow includes it as a module (a stable
+# local path: workflow.source_path gives a per-run cache copy, which would rerun every figure)
+CLAIMS_FILE = str(Path(workflow.current_basedir).parent / "config" / "claims.yaml")
+
+
 def claim_outputs():
     """The outputs the published claims read that this config produces."""
-    with open(Path(workflow.basedir) / "config" / "claims.yaml") as handle:
+    with open(CLAIMS_FILE) as handle:
         claims = yaml.safe_load(handle)
     produced = []
     for path in dict.fromkeys(claim["output"] for claim in claims):

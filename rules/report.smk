@@ -27,7 +27,7 @@ rule figure:
         "../environment.yml"
     params:
         kind=lambda wc: PANELS[wc.panel]["kind"],
-        claims=Path(workflow.basedir) / "config" / "claims.yaml",
+        claims=CLAIMS_FILE,
     script:
         "../workflow_scripts/figure.py"
 
@@ -55,7 +55,7 @@ rule simulation_figure:
 
 rule claims:
     input:
-        claims=Path(workflow.basedir) / "config" / "claims.yaml",
+        claims=CLAIMS_FILE,
         outputs=all_targets(),
         claimed=claim_outputs(),
         figures=figure_targets(),

@@ -1,5 +1,6 @@
 """The claims table: every published value beside the value this run reproduced."""
 import logging
+from pathlib import Path
 
 import yaml
 
@@ -12,8 +13,12 @@ log = logging.getLogger("judgecal.claims")
 def main(smk):
     with open(smk.input.claims) as handle:
         claims = yaml.safe_load(handle)
-    table = evaluate_claims(claims, root=".", data_dir=smk.params.data_dir,
-                            produced=set(smk.input.claimed))
+    # the folder holding results/: "." here, the prefix when another workflow uses this one
+    # as a Snakemake module (claims name outputs as results/...)
+    root = Path(smk.output.table).parent.parent
+    table = evaluate_claims(claims, root=root, data_dir=smk.params.data_dir,
+                            produced={Path(path).relative_to(root).as_posix()
+                                      for path in smk.input.claimed})
     counts = table["status"].value_counts().to_dict()
     log.info("%d claims: %s", len(table), counts)
     for row in table[table["status"] == "differs"].itertuples():

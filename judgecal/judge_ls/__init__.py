@@ -44,3 +44,9 @@ __all__ = [
     "simulate_audit_texts", "simulate_judge_ls", "summary_markdown", "tie_probe_table",
     "translation_audit", "validate_verdicts", "wilson_interval",
 ]
+
+
+# `judgecal.judge_ls(...)` runs the public API function (judgecal.api.judge_ls)
+from ..api import analysis_module as _analysis_module  # noqa: E402
+
+_analysis_module(__name__)

@@ -1,0 +1,482 @@
+"""The stable public API: each analysis of the workflow in one call on a pandas table.
+
+A run table is long: one row per judge run, with task, language, backbone, score and optionally
+framework (repeated runs of a cell; none means one run per cell) columns, named by the keyword
+arguments. Every function validates it exactly as the workflow's ingest step does
+(:func:`judgecal.io.validate_runs`, :func:`judgecal.io.build_panel`), so bad input raises the
+same :class:`~judgecal.io.InputError` message, naming ``source`` instead of the file. The rule
+scripts call these functions too, so a notebook and the workflow compute the same numbers.
+
+Each function returns a frozen result with tidy DataFrames and, where the workflow draws a
+figure, ``plot()`` returning that figure (:mod:`judgecal.figures`; matplotlib is imported only
+then). The names in :data:`judgecal.__all__` are stable.
+
+``judgecal.heldout``, ``judgecal.reversal`` and ``judgecal.judge_ls`` are also the analysis
+modules of the package (``judgecal.heldout.summarise_tau``, ...): those modules are callable, and
+calling one runs the function of the same name here (:func:`analysis_module`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import sys
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from . import io
+from .panel import Panel
+
+__all__ = ["Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "calibrate", "heldout",
+           "reversal", "cmi_test", "judge_ls", "prepare_runs"]
+
+
+def _module(name: str):
+    """An analysis module, imported on first use (keeps ``import judgecal`` light)."""
+    return importlib.import_module(f"judgecal.{name}")
+
+
+# --- run table -> task-level panel ---------------------------------------------------------------
+
+def prepare_runs(runs: pd.DataFrame, *, task: str = "task", language: str = "language",
+                 backbone: str = "backbone", score: str = "score", framework: str = "framework",
+                 languages=None, backbones=None, score_range=None, missing: str = "error",
+                 source="runs") -> tuple[pd.DataFrame, Panel]:
+    """Validate a run table and average its runs over frameworks into the panel ``T[t, l, b]``.
+
+    The workflow's ingest step (METHODS.md section 0): columns renamed to the standard names,
+    checked (:func:`judgecal.io.validate_runs`: keys, numeric scores in ``score_range``, NaN
+    scores an error unless ``missing="omit"``), then averaged per task x language x backbone cell
+    (:func:`judgecal.io.build_panel`; missing cells allowed only with ``missing="omit"``).
+    ``languages`` / ``backbones`` fix the axis order (default: natural sort). Returns the
+    standard run table and the :class:`~judgecal.panel.Panel`.
+    """
+    if not isinstance(runs, pd.DataFrame):
+        raise TypeError(f"runs must be a pandas DataFrame, got {type(runs).__name__}")
+    columns = {"task": task, "language": language, "backbone": backbone, "score": score,
+               "framework": framework}
+    checked = io.validate_runs(io.rename_columns(runs, columns), source, score_range, missing)
+    panel = io.build_panel(checked, source, languages, backbones,
+                           allow_missing_cells=missing == "omit")
+    return checked, panel
+
+
+# --- CBC ------------------------------------------------------------------------------------------
+
+SIGMA_DEFINITIONS = {
+    "sigma_total": "population SD (ddof 0) of all task-level scores (the paper's protocol)",
+    "sigma_residual": "population SD of the residuals of task + language + backbone + "
+                      "language x backbone fitted to the task-level scores",
+}
+R2_MODELS = {
+    "r2_two_way": "run score ~ task + backbone + language + framework + backbone:language",
+    "r2_full": "the two-way model + task:language",
+}
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """CBC on one run table (the workflow's ``cbc/`` outputs).
+
+    ``beta`` and ``beta_weighted``: language, backbone, beta; ``rankings``: language, backbone,
+    mean_raw, mean_cbc, rank_raw, rank_cbc (1 = best within the language); ``calibrated``: the
+    calibrated task-level scores ``T - beta`` (task, language, backbone, score, n_runs);
+    ``summary``: sizes, the estimator used, both sigmas and radii, R^2 (``cbc/summary.json``);
+    ``panel``: the task-level panel the estimate was computed from.
+    """
+
+    beta: pd.DataFrame
+    beta_weighted: pd.DataFrame
+    rankings: pd.DataFrame
+    calibrated: pd.DataFrame
+    summary: dict
+    panel: Panel
+
+    @property
+    def estimator(self) -> str:
+        """``plain`` (complete panel) or the incomplete-panel estimator, e.g. ``least_squares``."""
+        return self.summary["estimator"]
+
+    @property
+    def radius_total(self) -> float:
+        """Finite-sample radius with the total SD of the scores (the paper's "about 10")."""
+        return self.summary["radius_total"]
+
+    @property
+    def radius_residual(self) -> float:
+        """Finite-sample radius with the residual SD of the additive two-way model."""
+        return self.summary["radius_residual"]
+
+    @property
+    def r2_two_way(self) -> float:
+        return self.summary["r2_two_way"]
+
+    @property
+    def r2_full(self) -> float:
+        return self.summary["r2_full"]
+
+    def plot(self, figure: str = "interaction_heatmap", units: str = "score points"):
+        """``interaction_heatmap`` (beta) or ``ranking_bump_chart`` (ranks raw vs CBC)."""
+        from . import figures
+        if figure == "interaction_heatmap":
+            return figures.interaction_heatmap(self.beta, units,
+                                               title="Language x backbone interaction β")
+        if figure == "ranking_bump_chart":
+            return figures.ranking_bump_chart(self.rankings,
+                                              title="Backbone ranks per language, raw vs CBC")
+        raise ValueError(f"unknown figure {figure!r}; one of interaction_heatmap, "
+                         "ranking_bump_chart")
+
+
+def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "language",
+              backbone: str = "backbone", score: str = "score", framework: str = "framework",
+              languages=None, backbones=None, score_range=None, missing: str = "error",
+              estimator: str | None = None, eps: float = 0.05, source="runs") -> Calibration:
+    """CBC: ``beta[l, b] = M[l, b] - M[., b] - M[l, .] + M[., .]`` of the cell means, ``T - beta``.
+
+    CBC paper, section 3; METHODS.md section 1 (radius: the finite-sample proposition, at level
+    ``eps``). On an incomplete panel (``missing="omit"``) beta is estimated by least squares
+    unless ``estimator`` names another of :data:`judgecal.missing.METHODS`;
+    ``summary["estimator"]`` says which. R^2 is that of the run-level one-hot OLS models of
+    ``summary["r2_models"]``. Column and validation arguments: :func:`prepare_runs`.
+    """
+    checked, panel = prepare_runs(runs, task=task, language=language, backbone=backbone,
+                                  score=score, framework=framework, languages=languages,
+                                  backbones=backbones, score_range=score_range, missing=missing,
+                                  source=source)
+    estimator_module, missing_module = _module("estimator"), _module("missing")
+    estimate = missing_module.estimate_beta(panel.values, estimator)
+    result = estimator_module.cbc_result(estimate.cell_means, estimate.beta)
+    calibrated = Panel(estimator_module.cbc_calibrate(panel.values, result.beta), panel.tasks,
+                       panel.languages, panel.backbones, panel.strata, panel.n_runs)
+    n, k, m = panel.shape
+    sigma_total = float(np.nanstd(panel.values))
+    sigma_residual = estimator_module.residual_sd(panel.values)
+    max_beta = float(np.abs(result.beta).max())
+    radius = lambda sigma: estimator_module.finite_sample_radius(sigma, n, k, m, eps)
+    summary = {
+        "n_tasks": n, "n_languages": k, "n_backbones": m, "n_runs": len(checked),
+        "complete": panel.is_complete,
+        "estimator": estimate.method,
+        "estimator_note": estimate.note,
+        "sigma_total": sigma_total,
+        "sigma_residual": sigma_residual,
+        "radius_total": radius(sigma_total),
+        "radius_residual": radius(sigma_residual),
+        "eps": eps,
+        "sigma_definitions": dict(SIGMA_DEFINITIONS),
+        "max_abs_beta": max_beta,
+        "tasks_for_radius_below_half_max_beta": estimator_module.tasks_for_radius(
+            sigma_total, max_beta / 2, k, m, eps),
+        "r2_two_way": estimator_module.ols_r_squared(checked, estimator_module.TWO_WAY_TERMS),
+        "r2_full": estimator_module.ols_r_squared(checked, estimator_module.FULL_TERMS),
+        "r2_models": dict(R2_MODELS),
+        "same_order_after_cbc": bool((result.rank_cbc == result.rank_cbc[0]).all()),
+        "order_after_cbc": [panel.backbones[i] for i in np.argsort(result.rank_cbc[0])],
+    }
+    return Calibration(beta=panel.matrix_frame(result.beta, "beta"),
+                       beta_weighted=panel.matrix_frame(result.beta_weighted, "beta"),
+                       rankings=estimator_module.rankings_frame(panel, result),
+                       calibrated=calibrated.to_frame(), summary=summary, panel=panel)
+
+
+# --- held-out tau (Table 2) -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Heldout:
+    """Held-out cross-task rank consistency (the workflow's ``heldout/`` outputs).
+
+    ``tau``: method, mean, ci_low, ci_high, full_fit, n_replicates (Table 2); ``replicates``:
+    replicate, method, tau; ``paired``: every method against ``reference`` over the same
+    replicates; ``skipped``: requested methods the data cannot support (e.g. Dawid-Skene
+    without binary verdicts).
+    """
+
+    tau: pd.DataFrame
+    replicates: pd.DataFrame
+    paired: pd.DataFrame
+    skipped: tuple[str, ...]
+
+    def plot(self, published: dict | None = None):
+        """Forest plot of mean held-out tau and its interval per method (``heldout_tau``)."""
+        from . import figures
+        return figures.heldout_tau_forest(self.tau, published,
+                                          title="Held-out cross-task rank consistency")
+
+
+def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: int = 7,
+            reference: str = "CBC", requirements: pd.DataFrame | None = None,
+            run_verdicts: bool = True, task: str = "task", language: str = "language",
+            backbone: str = "backbone", score: str = "score", framework: str = "framework",
+            languages=None, backbones=None, score_range=None, missing: str = "error",
+            source="runs") -> Heldout:
+    """Table 2: each method fitted on the in-bag tasks of a task bootstrap, scored out of bag.
+
+    Score of a replicate: mean pairwise Kendall tau-b across languages of the backbone order the
+    method gives on the out-of-bag cell means (CBC paper, section 5; METHODS.md section 2; the
+    protocol's stream ``default_rng(seed)``). ``methods``: names of
+    :data:`judgecal.baselines.METHODS` (None: all). Dawid-Skene uses run verdicts
+    ``score == 100`` (``run_verdicts=False`` for scores that are not pass rates) and, for its
+    requirement variant, ``requirements`` (task, language, backbone, framework, requirement_id,
+    satisfied; renamed with the same column arguments).
+    """
+    checked, panel = prepare_runs(runs, task=task, language=language, backbone=backbone,
+                                  score=score, framework=framework, languages=languages,
+                                  backbones=backbones, score_range=score_range, missing=missing,
+                                  source=source)
+    data = {"runs": checked} if run_verdicts else {}
+    if requirements is not None:
+        table = io.rename_columns(requirements, {"task": task, "language": language,
+                                                 "backbone": backbone, "framework": framework})
+        io.runs_from_requirements(table, "requirements")  # validates keys and 0/1 verdicts
+        data["requirements"] = io.with_single_framework(table)
+    module = _module("heldout")
+    methods = None if methods is None else list(methods)
+    table = module.heldout_replicates(panel, methods, replicates, seed, **data)
+    full_fit = module.full_fit_tau(panel, methods, seed, **data)
+    tau = module.summarise_tau(table, full_fit)
+    requested = list(methods) if methods is not None else list(_module("baselines").METHODS)
+    skipped = tuple(name for name in requested if name not in set(tau["method"]))
+    return Heldout(tau=tau, replicates=table, paired=module.paired_comparison(table, reference),
+                   skipped=skipped)
+
+
+# --- rank reversal -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Reversal:
+    """Rank reversal (the workflow's ``reversal/`` outputs).
+
+    ``pairs``: one row per backbone pair (witness languages, delta, IUT p, BH q, significant);
+    ``summary``: counts, the top backbone per language and the global count test
+    (``reversal/summary.json``).
+    """
+
+    pairs: pd.DataFrame
+    summary: dict
+
+    def plot(self, units: str = "score points²"):
+        """Reversal strength delta per backbone pair (``reversal_strength``)."""
+        from . import figures
+        return figures.reversal_strength(self.pairs, units)
+
+
+def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, seed: int = 507,
+             task: str = "task", language: str = "language", backbone: str = "backbone",
+             score: str = "score", framework: str = "framework", languages=None, backbones=None,
+             score_range=None, missing: str = "error", source="runs") -> Reversal:
+    """Backbone pairs whose order reverses between two languages, tested per pair and globally.
+
+    Gap ``d(l) = M[l, i] - M[l, j]``; witnesses ``(a, b) = argmin d(a) d(b)``; strength
+    ``delta = max(0, -d(a) d(b))``; intersection-union p of two one-sided task t-tests,
+    Benjamini-Hochberg q at ``fdr``; the global test compares the reversal count with
+    ``permutations`` within-(task, backbone) residual permutations of the additive fit (CBC
+    paper, sections 3.2 and 5; METHODS.md section 4).
+    """
+    _, panel = prepare_runs(runs, task=task, language=language, backbone=backbone, score=score,
+                            framework=framework, languages=languages, backbones=backbones,
+                            score_range=score_range, missing=missing, source=source)
+    module = _module("reversal")
+    pairs = module.rank_reversal(panel, fdr)
+    test = module.reversal_count_test(panel, permutations, seed)
+    summary = module.reversal_summary(pairs, module.top_backbone_per_language(panel), test, fdr)
+    summary["seed"] = seed
+    return Reversal(pairs=pairs, summary=summary)
+
+
+# --- conditional mutual information ---------------------------------------------------------------
+
+CMI_CONVENTIONS = {
+    "protocol": "neighbours within the k-th-neighbour radius counted inclusively, the point "
+                "itself excluded, floored at 1 (the published protocol)",
+    "sklearn": "scikit-learn's _compute_mi_cd: points strictly inside the radius, the point "
+               "itself included",
+}
+
+
+@dataclass(frozen=True)
+class CMI:
+    """The CMI test (the workflow's ``information/`` outputs).
+
+    ``summary``: settings and, per tie convention, observed, null mean, debiased value, band and
+    p-value (``information/cmi.json``); ``null``: convention, shard, draw, statistic;
+    ``strata``: task, backbone and the estimate of every stratum per convention.
+    """
+
+    summary: dict
+    null: pd.DataFrame
+    strata: pd.DataFrame
+
+    def plot(self):
+        """Permutation null against the observed statistic per convention (``cmi_null``)."""
+        from . import figures
+        return figures.cmi_null_histogram(self.null, self.summary)
+
+
+def cmi_strata(runs: pd.DataFrame, panel: Panel, source="runs"):
+    """The (task, backbone) strata of a standard run table; refuses one run per cell."""
+    if runs["framework"].nunique() < 2:
+        raise io.InputError(source, "one run per task x language x backbone cell",
+                            "repeated runs (frameworks) in every cell for the CMI test")
+    return _module("information").cmi_strata(runs, panel.tasks, panel.languages,
+                                             panel.backbones)
+
+
+def cmi_null_shard(strata, convention: str, shard: int, *, k: int = 2, permutations: int = 500,
+                   shards: int = 4, seed: int = 407) -> pd.DataFrame:
+    """One shard of the permutation null (convention, shard, draw, statistic), seeded from
+    ``(seed, shard)``: the null depends on seed, permutations and shards only."""
+    information = _module("information")
+    size = information.shard_sizes(permutations, shards)[shard]
+    draws = information.cmi_null(strata.scores, strata.labels, k, convention, size,
+                                 information.shard_seeds(seed, shards)[shard])
+    return pd.DataFrame({"convention": convention, "shard": shard, "draw": range(size),
+                         "statistic": draws})
+
+
+def cmi_test(runs: pd.DataFrame, *, k: int = 2, permutations: int = 500, shards: int = 4,
+             seed: int = 407, conventions=("protocol", "sklearn"), null: pd.DataFrame | None = None,
+             task: str = "task", language: str = "language", backbone: str = "backbone",
+             score: str = "score", framework: str = "framework", languages=None, backbones=None,
+             score_range=None, missing: str = "error", source="runs") -> CMI:
+    """``I(score; language | task, backbone)``: mean over strata of the Ross (2014) k-NN estimate.
+
+    Tested against ``permutations`` within-stratum shuffles of the language labels (drawn in
+    ``shards`` independent streams, as the workflow's shard jobs do; ``null`` passes draws
+    already computed); debiased = observed - null (CBC paper, section 6; METHODS.md section 6).
+    Needs repeated runs (frameworks) per cell.
+    """
+    checked, panel = prepare_runs(runs, task=task, language=language, backbone=backbone,
+                                  score=score, framework=framework, languages=languages,
+                                  backbones=backbones, score_range=score_range, missing=missing,
+                                  source=source)
+    strata = cmi_strata(checked, panel, source)
+    if null is None:
+        null = pd.concat([cmi_null_shard(strata, convention, shard, k=k,
+                                         permutations=permutations, shards=shards, seed=seed)
+                          for convention in conventions for shard in range(shards)],
+                         ignore_index=True)
+    null = null.sort_values(["convention", "shard", "draw"], kind="stable", ignore_index=True)
+    information = _module("information")
+    per_stratum = strata.strata_frame()
+    summary = {"statistic": "mean over (task, backbone) strata of the Ross (2014) estimate of "
+                            "I(score; language), nats",
+               "k": k, "n_permutations": permutations, "n_shards": shards, "seed": seed,
+               "n_strata": len(strata.scores), "points_per_stratum": strata.scores.shape[1]}
+    for convention in conventions:
+        observed = information.ross_mi(strata.scores, strata.labels, k, convention)
+        draws = null.loc[null["convention"] == convention, "statistic"].to_numpy()
+        test = information.cmi_test(observed, draws)
+        summary[convention] = {"convention": CMI_CONVENTIONS[convention],
+                               **dataclasses.asdict(test)}
+        per_stratum[convention] = observed
+    return CMI(summary=summary, null=null, strata=per_stratum)
+
+
+# --- Judge-LS ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class JudgeLS:
+    """The Judge-LS tables (the workflow's ``judge_ls/`` outputs).
+
+    ``accuracy``, ``flips`` (verdict changes against the reference condition, McNemar),
+    ``position`` (order inconsistency), ``tie_probe``, ``audit`` (translation audit of the
+    variant texts), ``sensitivity`` (flips without the flagged items), ``recovery`` (planted
+    values against estimates, when a truth is given); ``summary``: the Markdown summary;
+    ``n_judgments`` and ``n_invalid`` (unparseable verdicts, counted in every table).
+    """
+
+    accuracy: pd.DataFrame
+    flips: pd.DataFrame
+    position: pd.DataFrame
+    tie_probe: pd.DataFrame
+    audit: pd.DataFrame
+    sensitivity: pd.DataFrame
+    recovery: pd.DataFrame
+    summary: str
+    n_judgments: int
+    n_invalid: int
+
+    TABLES = ("accuracy", "flips", "position", "tie_probe", "audit", "sensitivity", "recovery")
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Name -> table, in the workflow's order (``judge_ls/<name>.csv``)."""
+        return {name: getattr(self, name) for name in self.TABLES}
+
+    def plot(self, figure: str = "flips"):
+        """``flips`` (flip rate per judge and condition) or ``position`` (order inconsistency)."""
+        from . import figures
+        if figure == "flips":
+            return figures.judge_ls_flips(self.flips)
+        if figure == "position":
+            return figures.judge_ls_position(self.position)
+        raise ValueError(f"unknown figure {figure!r}; one of flips, position")
+
+
+def judge_ls(verdicts: pd.DataFrame, *, reference: str = "en", conditions=None,
+             on_duplicate: str = "error", confidence: float = 0.95,
+             columns: Mapping[str, str] | None = None,
+             reference_texts: pd.DataFrame | None = None,
+             variant_texts: Mapping[str, tuple] | None = None, audit=None,
+             truth: Mapping | None = None, title: str = "Judge-LS summary",
+             source="verdicts") -> JudgeLS:
+    """Judge-LS: accuracy, verdict flips against ``reference``, position and tie-probe tables.
+
+    One row per judgment (item, subset, judge, condition, order, verdict, gold; ``columns`` maps
+    standard name -> your column); verdicts are mapped back to original output indices and
+    compared across conditions on the same item and order, with Wilson intervals and exact
+    McNemar tests (Judge-LS paper, arXiv 2606.14278; METHODS.md section 8). ``variant_texts``:
+    condition -> (texts, ``full`` | ``code_switched``) audited against ``reference_texts``
+    with ``audit`` thresholds (an :class:`~judgecal.judge_ls.AuditThresholds` or its fields).
+    """
+    jl = _module("judge_ls")
+    frame = io.rename_columns(verdicts, dict(columns or {}))
+    checked = jl.validate_verdicts(frame, source, conditions, on_duplicate)
+    choices = jl.normalise_choices(checked)
+    tables = {
+        "accuracy": jl.accuracy_table(choices, by_order=True, confidence=confidence),
+        "flips": jl.flip_table(choices, reference, confidence),
+        "position": jl.position_table(choices, confidence),
+        "tie_probe": jl.tie_probe_table(choices, confidence),
+    }
+    if not isinstance(audit, jl.AuditThresholds):
+        audit = jl.AuditThresholds(**(audit or {}))
+    audited = jl.audit_variants(reference_texts, dict(variant_texts or {}), audit)
+    flagged = audited.loc[audited["flagged"].astype(bool), ["item", "subset"]]
+    sensitivity = jl.flip_sensitivity(choices, flagged, reference, confidence)
+    recovered = (jl.recovery_table(tables, truth) if truth
+                 else pd.DataFrame(columns=jl.RECOVERY_COLUMNS))
+    summary = jl.summary_markdown(tables["accuracy"], tables["flips"], tables["position"],
+                                  tables["tie_probe"], sensitivity, audited, title=title)
+    return JudgeLS(**tables, audit=audited, sensitivity=sensitivity, recovery=recovered,
+                   summary=summary, n_judgments=len(choices),
+                   n_invalid=int((~choices["valid"]).sum()))
+
+
+# --- the analysis modules are callable -----------------------------------------------------------
+
+class AnalysisModule(types.ModuleType):
+    """A module of the package that is also its analysis' entry point.
+
+    ``judgecal.heldout(runs)`` runs :func:`heldout` of this module while
+    ``judgecal.heldout.summarise_tau`` stays the module's function, so both the public API and
+    ``from judgecal import heldout`` keep working (module ``__class__`` assignment: Python
+    reference, "Customizing module attribute access").
+    """
+
+    def __call__(self, *args, **kwargs):
+        return getattr(sys.modules[__name__], self.__name__.rpartition(".")[2])(*args, **kwargs)
+
+
+def analysis_module(name: str) -> None:
+    """Make the module ``name`` (a ``judgecal.<analysis>``) call the API function of its name."""
+    module = sys.modules[name]
+    function = globals()[name.rpartition(".")[2]]
+    module.__class__ = AnalysisModule
+    module.__signature__ = inspect.signature(function)
+    module.__doc__ = (f"{module.__doc__ or ''}\n\nCalling the module runs "
+                      f":func:`judgecal.api.{function.__name__}`:\n\n    {function.__doc__}")

@@ -1,0 +1,246 @@
+"""The public API: same numbers as the workflow, same errors, the documented example runs."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+import judgecal
+from conftest import DEVAI_DIR, MREWARDBENCH_DIR, DATA
+from judgecal import io
+from judgecal.scripting import write_csv
+from judgecal.synthetic import simulate_panel
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def csv_bytes(frame, tmp_path, name):
+    """The bytes the workflow would write for ``frame``."""
+    path = tmp_path / name
+    write_csv(frame, path)
+    return path.read_bytes()
+
+
+def unusual_runs() -> pd.DataFrame:
+    """A complete synthetic run table whose labels are unicode, spaced and punctuated, with the
+    user's own column names."""
+    runs = simulate_panel(seed=4, n_tasks=12, n_languages=4, n_backbones=3, n_frameworks=2).runs
+    rename = {
+        "task": {f"t{i:02d}": name for i, name in enumerate(
+            ["tâche 1", "task 2", "task 10", "任务 3", "t-4 (hard)", "t_5", "T6", "t 7.0",
+             "x,8", "ünïcödé 9", "task 11", "task 12"], start=1)},
+        "language": dict(zip(["L1", "L2", "L3", "L4"], ["Français", "中文", "हिन्दी",
+                                                        "Kiswahili (sw)"])),
+        "backbone": dict(zip(["B1", "B2", "B3"], ["gpt 4o", "Claude/Sonnet 4.6", "qwen-3,5"])),
+    }
+    frame = pd.DataFrame({axis: runs[axis].astype(str).map(mapping)
+                          for axis, mapping in rename.items()})
+    assert frame.notna().all().all()
+    return pd.DataFrame({"prompt id": frame["task"], "lang": frame["language"],
+                         "judge model": frame["backbone"],
+                         "framework": runs["framework"].astype(str),
+                         "pct": runs["score"].to_numpy()})
+
+
+UNUSUAL_COLUMNS = {"task": "prompt id", "language": "lang", "backbone": "judge model",
+                   "score": "pct"}
+
+
+@pytest.fixture(scope="module")
+def workflow_cbc(tmp_path_factory):
+    """One workflow run of the cbc target on the default devai and mrewardbench panels and on
+    the unusual run table."""
+    workdir = tmp_path_factory.mktemp("workflow")
+    (workdir / "data").mkdir()
+    unusual_runs().to_csv(workdir / "data" / "unusual.csv", index=False)
+    defaults = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["panels"]
+    panels = {name: {**defaults[name], "analyses": ["cbc"]}
+              for name in ("devai", "mrewardbench")}
+    panels["unusual"] = {"kind": "judge_runs", "runs": str(workdir / "data" / "unusual.csv"),
+                         "columns": UNUSUAL_COLUMNS, "analyses": ["cbc"]}
+    config = {"data_dir": str(DATA), "panels": panels, "simulation": {"scenarios": {}}}
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
+    targets = [f"results/{name}/cbc/{file}" for name in panels
+               for file in ("beta.csv", "rankings.csv", "summary.json")]
+    command = [sys.executable, "-m", "snakemake", *targets, "-s", str(REPO / "Snakefile"),
+               "--cores", "2", "--configfile", "config.yaml"]
+    result = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return workdir / "results", panels
+
+
+def check_same_as_workflow(result, folder: Path, tmp_path):
+    assert csv_bytes(result.beta, tmp_path, "beta.csv") == (folder / "beta.csv").read_bytes()
+    assert csv_bytes(result.rankings, tmp_path, "rankings.csv") == \
+        (folder / "rankings.csv").read_bytes()
+    summary = yaml.safe_load((folder / "summary.json").read_text())
+    for key, value in result.summary.items():
+        if key.startswith("r2_") and isinstance(value, float):
+            # the last bits of R^2 (a BLAS dot product) depend on the thread count, which
+            # Snakemake sets to the rule's threads
+            assert summary[key] == pytest.approx(value, rel=1e-12, abs=0), key
+        else:
+            assert summary[key] == value, key
+
+
+@pytest.mark.slow
+def test_calibrate_equals_the_workflow_on_devai(workflow_cbc, devai_runs, tmp_path):
+    results, panels = workflow_cbc
+    result = judgecal.calibrate(pd.read_parquet(DEVAI_DIR / "run_level_scores.parquet"),
+                                languages=panels["devai"]["languages"],
+                                backbones=panels["devai"]["backbones"], score_range=(0, 100))
+    check_same_as_workflow(result, results / "devai" / "cbc", tmp_path)
+    assert result.estimator == "plain"
+    assert result.radius_total == pytest.approx(9.96, abs=0.005)      # the paper's "about 10"
+    assert result.r2_two_way == pytest.approx(0.6905, abs=5e-5)
+
+
+@pytest.mark.slow
+def test_calibrate_equals_the_workflow_on_an_incomplete_preference_panel(workflow_cbc, tmp_path):
+    results, panels = workflow_cbc
+    panel = panels["mrewardbench"]
+    margins = io.load_preference_margins(panel["files"], DATA)
+    result = judgecal.calibrate(margins, languages=panel["languages"],
+                                backbones=panel["backbones"], missing="omit",
+                                estimator="available_means")
+    check_same_as_workflow(result, results / "mrewardbench" / "cbc", tmp_path)
+    assert not result.summary["complete"] and result.estimator == "available_means"
+
+
+@pytest.mark.slow
+def test_calibrate_equals_the_workflow_with_unusual_names(workflow_cbc, tmp_path):
+    results, _ = workflow_cbc
+    result = judgecal.calibrate(unusual_runs(), **UNUSUAL_COLUMNS)
+    check_same_as_workflow(result, results / "unusual" / "cbc", tmp_path)
+    assert set(result.beta["language"]) == {"Français", "中文", "हिन्दी", "Kiswahili (sw)"}
+    assert set(result.beta["backbone"]) == {"gpt 4o", "Claude/Sonnet 4.6", "qwen-3,5"}
+
+
+def test_calibrate_recovers_the_planted_interaction_and_its_identities():
+    synthetic = simulate_panel(seed=9, n_tasks=400, n_languages=3, n_backbones=4,
+                               n_frameworks=1, noise_sd=2.0, task_language_sd=0.0)
+    result = judgecal.calibrate(synthetic.runs)
+    merged = result.beta.merge(synthetic.beta_frame(), on=["language", "backbone"])
+    assert np.abs(merged["beta"] - merged["beta_true"]).max() < 0.5
+    beta = result.beta.pivot(index="language", columns="backbone", values="beta")
+    assert np.allclose(beta.sum(axis=0), 0) and np.allclose(beta.sum(axis=1), 0)
+    ranks = result.rankings.pivot(index="language", columns="backbone", values="rank_cbc")
+    assert (ranks.nunique(axis=0) == 1).all()   # after CBC every language ranks alike
+    # calibrated scores are T - beta, cell by cell
+    calibrated = result.calibrated.merge(result.beta, on=["language", "backbone"])
+    raw = result.panel.to_frame().merge(calibrated, on=["task", "language", "backbone"])
+    assert np.allclose(raw["score_x"] - raw["beta"], raw["score_y"])
+
+
+def test_incomplete_panel_uses_least_squares_by_default():
+    synthetic = simulate_panel(seed=2, n_tasks=20, n_languages=3, n_backbones=3,
+                               missing_fraction=0.1)
+    with pytest.raises(io.InputError, match="unbalanced panel"):
+        judgecal.calibrate(synthetic.runs)
+    result = judgecal.calibrate(synthetic.runs, missing="omit")
+    assert result.estimator == "least_squares" and not result.summary["complete"]
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda runs: runs.assign(pct=runs["pct"].astype(object).where(runs.index != 3, "n/a")),
+     "1 non-numeric score(s)"),
+    (lambda runs: pd.concat([runs, runs.iloc[[0]]], ignore_index=True), "rows share the same"),
+    (lambda runs: runs.drop(columns="lang"), "missing column(s) ['language']"),
+])
+def test_bad_input_gives_the_workflows_message(damage, message):
+    """The same validation as the workflow's ingest, the table named by ``source``."""
+    bad = damage(unusual_runs())
+    with pytest.raises(io.InputError) as raised:
+        judgecal.calibrate(bad, source="my_runs.csv", **UNUSUAL_COLUMNS)
+    with pytest.raises(io.InputError) as workflow:
+        io.validate_runs(io.rename_columns(bad, UNUSUAL_COLUMNS), "my_runs.csv")
+    assert str(raised.value) == str(workflow.value)
+    assert str(raised.value).startswith("my_runs.csv: ") and message in str(raised.value)
+
+
+def test_analysis_modules_are_callable_and_keep_their_functions():
+    import judgecal.heldout as heldout_module
+    from judgecal import judge_ls, reversal
+    assert judgecal.heldout is heldout_module and callable(judgecal.heldout)
+    assert callable(heldout_module.summarise_tau) and callable(reversal.rank_reversal)
+    assert callable(judge_ls.flip_table)
+    runs = simulate_panel(seed=3, n_tasks=8, n_languages=3, n_backbones=3, n_frameworks=1).runs
+    first = judgecal.reversal(runs, permutations=19)
+    again = judgecal.reversal(runs, permutations=19)   # still callable after the first call
+    pd.testing.assert_frame_equal(first.pairs, again.pairs)
+    assert first.summary["seed"] == 507
+    assert set(judgecal.__all__) <= set(dir(judgecal))
+    for name in judgecal.__all__:
+        assert getattr(judgecal, name) is not None
+
+
+def test_import_is_light():
+    code = ("import sys, judgecal; "
+            "print(sorted(m for m in ('scipy', 'matplotlib', 'sklearn') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_heldout_cmi_and_judge_ls_results():
+    runs = simulate_panel(seed=6, n_tasks=15, n_languages=3, n_backbones=3, n_frameworks=2).runs
+    held = judgecal.heldout(runs, methods=["Raw", "CBC", "Dawid-Skene (requirement)"],
+                            replicates=30, seed=1)
+    assert list(held.tau["method"]) == ["Raw", "CBC"]
+    assert held.skipped == ("Dawid-Skene (requirement)",)
+    assert (held.tau.set_index("method").loc["CBC", "full_fit"]) == 1.0
+    cmi = judgecal.cmi_test(runs, permutations=12, shards=3, seed=2)
+    assert len(cmi.null) == 24 and set(cmi.null["shard"]) == {0, 1, 2}
+    # the workflow's route: shards drawn separately, then merged, gives the same test
+    checked, panel = judgecal.prepare_runs(runs)
+    strata = judgecal.api.cmi_strata(checked, panel)
+    shards = pd.concat([judgecal.api.cmi_null_shard(strata, c, s, permutations=12, shards=3,
+                                                    seed=2)
+                        for s in range(3) for c in ("sklearn", "protocol")])
+    assert judgecal.cmi_test(runs, permutations=12, shards=3, seed=2,
+                             null=shards).summary == cmi.summary
+    single = runs[runs["framework"] == runs["framework"].iloc[0]]
+    with pytest.raises(io.InputError, match="repeated runs"):
+        judgecal.cmi_test(single)
+
+    from judgecal.judge_ls import simulate_judge_ls
+    verdicts, truth = simulate_judge_ls(seed=5, n_items=120)
+    renamed = verdicts.rename(columns={"judge": "model"})
+    result = judgecal.judge_ls(renamed, columns={"judge": "model"}, truth=truth)
+    assert result.recovery["covered"].mean() > 0.8
+    assert result.n_judgments == len(verdicts)
+    assert list(result.tables()) == list(judgecal.JudgeLS.TABLES)
+
+
+def test_plots_are_the_workflow_figures():
+    from matplotlib.figure import Figure
+    runs = simulate_panel(seed=6, n_tasks=10, n_languages=3, n_backbones=3, n_frameworks=2).runs
+    cbc = judgecal.calibrate(runs)
+    figures = [cbc.plot(), cbc.plot("ranking_bump_chart"),
+               judgecal.heldout(runs, methods=["Raw", "CBC"], replicates=20).plot(),
+               judgecal.reversal(runs, permutations=9).plot(),
+               judgecal.cmi_test(runs, permutations=8, shards=1).plot()]
+    assert all(isinstance(figure, Figure) for figure in figures)
+    with pytest.raises(ValueError, match="unknown figure"):
+        cbc.plot("nope")
+
+
+@pytest.mark.parametrize("document", ["docs/api.md", "README.md"])
+def test_the_documented_example_runs(document, tmp_path, monkeypatch):
+    """Every ```python block of the document that is not a Snakefile runs, in order."""
+    text = (REPO / document).read_text()
+    blocks = [block for block in re.findall(r"```python\n(.*?)```", text, re.S)
+              if "module judgecal:" not in block]
+    if not blocks and document == "README.md":
+        pytest.skip("the README has no Python example yet")
+    assert blocks
+    monkeypatch.chdir(tmp_path)
+    namespace = {}
+    for block in blocks:
+        exec(compile(block, str(REPO / document), "exec"), namespace)
+    if document == "docs/api.md":
+        assert namespace["cbc"].estimator == "plain"
+        assert (tmp_path / "beta.png").is_file() and (tmp_path / "position.png").is_file()
