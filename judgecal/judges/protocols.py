@@ -15,8 +15,6 @@ Pure: building calls, sharding and tabulating need no server (the runner makes t
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
@@ -288,10 +286,3 @@ def usage_table(table: pd.DataFrame) -> pd.DataFrame:
     total = {"endpoint": "total", "model": "", "stage": "all",
              **{c: out[c].sum() for c in USAGE_COLUMNS[3:]}}
     return pd.concat([out, pd.DataFrame([total])], ignore_index=True)[USAGE_COLUMNS]
-
-
-def prompt_path(path, config_dir) -> Path:
-    """A prompt path as given if it exists (a user's own template), else under the workflow's
-    config folder (the defaults, config/prompts/)."""
-    given = Path(path)
-    return given if given.is_file() or given.is_absolute() else Path(config_dir) / given
