@@ -33,10 +33,11 @@ def plan_table(calls, endpoints: dict[str, Endpoint], chars_per_token: float = 4
     """One row per (endpoint, stage) and a ``total`` row; columns :data:`PLAN_COLUMNS`.
 
     ``calls``: :class:`~judgecal.judges.runner.Call` objects whose meta has ``stage``,
-    ``endpoint`` and ``expected_output_tokens``; repeated keys are counted once (they are sent
-    once).
+    ``endpoint`` and ``expected_output_tokens``; calls without messages (no input) are left out.
+    Every call counts, so the stand-in texts of translated conditions count as the calls they
+    stand for (a request repeated verbatim is sent once: the plan is an upper bound there).
     """
-    unique = {call.key: call for call in calls}.values()
+    unique = [call for call in calls if call.messages is not None]
     rows = pd.DataFrame([{"endpoint": c.meta["endpoint"], "stage": c.meta["stage"],
                           "input_tokens": message_tokens(c.messages, chars_per_token),
                           "output_tokens": int(c.meta["expected_output_tokens"])}

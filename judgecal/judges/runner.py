@@ -30,6 +30,8 @@ from .endpoints import Endpoint
 from .parse import FAILED, AnswerFormat, parse_answer
 
 log = logging.getLogger("judgecal.judges")
+for _name in ("httpx", "httpx2", "openai"):  # one line per request would drown the progress lines
+    logging.getLogger(_name).setLevel(logging.WARNING)
 
 
 @dataclass(frozen=True)
@@ -243,6 +245,8 @@ async def _execute(calls, endpoint, cache, answer, policy, budget, progress_inte
         async with asyncio.TaskGroup() as group:
             for _ in range(max(1, min(endpoint.max_concurrency, len(pending)))):
                 group.create_task(worker())
+    except ExceptionGroup as errors:  # the first worker's error (e.g. EndpointError) says it all
+        raise errors.exceptions[0] from None
     finally:
         progress.cancel()
         for sig in (signal.SIGTERM, signal.SIGINT):
