@@ -105,7 +105,7 @@ def no_repeated_answers(server):
 @pytest.mark.slow
 def test_judge_ls_collection_recovers_planted_judges(tmp_path):
     with make_server() as server:
-        config = collection_config(tmp_path, server.base_url, n_pairwise=120)
+        config = collection_config(tmp_path, server.base_url, n_pairwise=80)
         snakemake(tmp_path, config, *PAIRWISE_TARGETS)
         assert server.authorization == {f"Bearer {SECRET}"}
         assert no_repeated_answers(server)
@@ -120,7 +120,7 @@ def test_judge_ls_collection_recovers_planted_judges(tmp_path):
     assert recovered["covered"].all(), recovered[~recovered["covered"]]
     # parse failures and truncated replies are their own status, never verdicts
     verdicts = pd.read_parquet(out / "collect" / "verdicts.parquet")
-    assert len(verdicts) == 2 * 120 * 8
+    assert len(verdicts) == 2 * 80 * 8
     bad = verdicts["status"] != "ok"
     assert bad.any() and (verdicts.loc[bad, "verdict"] == "").all()
     assert verdicts.loc[verdicts["truncated"], "status"].ne("ok").all()
@@ -135,10 +135,10 @@ def test_judge_ls_collection_recovers_planted_judges(tmp_path):
     usage = pd.read_csv(out / "collect" / "usage.csv")
     check_usage(usage, server)
     plan = pd.read_csv(out / "collect" / "plan.csv").set_index(["endpoint", "stage"])
-    assert plan.loc[("translator", "translate"), "calls"] == 120 * 3 * 2
-    assert plan.loc[("judge_a", "judge_pairwise"), "calls"] == 120 * 8
+    assert plan.loc[("translator", "translate"), "calls"] == 80 * 3 * 2
+    assert plan.loc[("judge_a", "judge_pairwise"), "calls"] == 80 * 8
     # the audit ran on the collected translations
-    assert len(pd.read_csv(out / "collect" / "audit.csv")) == 120 * 3 * 2
+    assert len(pd.read_csv(out / "collect" / "audit.csv")) == 80 * 3 * 2
     # the key went over the wire and nowhere else
     for path in tmp_path.rglob("*"):
         if path.is_file():

@@ -2,7 +2,8 @@
 
 Settings of one endpoint (config ``endpoints.<name>``): ``base_url``, ``model``, ``api_key_env``
 (the NAME of an environment variable holding the key, never the key), ``temperature``,
-``max_tokens``, ``seed`` (null where unsupported), ``structured_output`` (send the answer's JSON
+``max_tokens`` (sent as ``max_tokens_field``: ``max_completion_tokens`` for OpenAI's reasoning
+models), ``seed`` (null where unsupported), ``structured_output`` (send the answer's JSON
 schema as ``response_format``), ``max_concurrency``, ``requests_per_minute`` (null: no limit),
 ``timeout`` (seconds) and the prices ``price_input_per_million`` / ``price_output_per_million``
 (USD per million tokens).
@@ -23,6 +24,7 @@ class Endpoint:
     api_key_env: str | None = None
     temperature: float | None = 0.0
     max_tokens: int = 1024
+    max_tokens_field: str = "max_tokens"
     seed: int | None = None
     structured_output: bool = False
     max_concurrency: int = 8
@@ -37,11 +39,15 @@ class Endpoint:
         unknown = sorted(set(settings) - known)
         if unknown:
             raise ValueError(f"endpoint {name!r}: unknown setting(s) {unknown}")
+        if settings.get("max_tokens_field", "max_tokens") not in ("max_tokens",
+                                                                   "max_completion_tokens"):
+            raise ValueError(f"endpoint {name!r}: max_tokens_field must be max_tokens or "
+                             "max_completion_tokens")
         return cls(name=name, **settings)
 
     def generation(self) -> dict:
         """Generation settings sent with every request (and hashed into the cache key)."""
-        settings = {"max_tokens": self.max_tokens}
+        settings = {self.max_tokens_field: self.max_tokens}
         if self.temperature is not None:
             settings["temperature"] = self.temperature
         if self.seed is not None:
