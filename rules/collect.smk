@@ -43,7 +43,8 @@ rule collection_plan:
 rule translate:
     input:
         item_table=collect_items,
-        plan="results/{panel}/collect/plan.csv",
+        # the plan comes first; a newer plan (an endpoint added) reruns no calling job
+        plan=ancient("results/{panel}/collect/plan.csv"),
         prompt=lambda wc: prompt_file(
             wc.panel, collect_settings(wc.panel)["conditions"][wc.condition]["kind"]
         ),
@@ -114,7 +115,8 @@ rule judge_pairwise:
     input:
         unpack(variant_texts),
         item_table=collect_items,
-        plan="results/{panel}/collect/plan.csv",
+        # the plan comes first; a newer plan (an endpoint added) reruns no calling job
+        plan=ancient("results/{panel}/collect/plan.csv"),
         prompt=lambda wc: prompt_file(wc.panel, "pairwise"),
     output:
         calls="results/{panel}/collect/judge_pairwise/{judge}/shard{shard}.parquet",
@@ -148,7 +150,8 @@ rule collected_verdicts:
 rule judge_pointwise:
     input:
         item_table=collect_items,
-        plan="results/{panel}/collect/plan.csv",
+        # the plan comes first; a newer plan (an endpoint added) reruns no calling job
+        plan=ancient("results/{panel}/collect/plan.csv"),
         prompt=lambda wc: prompt_file(wc.panel, "pointwise"),
     output:
         calls="results/{panel}/collect/judge_pointwise/{judge}/shard{shard}.parquet",

@@ -261,3 +261,47 @@ def test_runner_fails_fast_on_a_wrong_key(tmp_path, monkeypatch):
     monkeypatch.delenv("JUDGECAL_TEST_KEY")
     with pytest.raises(ValueError, match="JUDGECAL_TEST_KEY is not set"):
         endpoint.api_key()
+
+
+KILLABLE = """
+import sys
+from judge_items import pairwise_items
+from judgecal.judges import CallCache, Endpoint, RetryPolicy, Stopped, load_prompt, protocols, run_calls
+base_url, cache, items = sys.argv[1:4]
+pairwise_items(40).to_csv(items, index=False)
+prompt = load_prompt(sys.argv[4])
+endpoint = Endpoint("judge_a", base_url, "judge_a", max_concurrency=4)
+calls = protocols.pairwise_calls(protocols.read_items(items, "pairwise"), {}, "en", [], endpoint,
+                                 prompt)
+try:
+    run_calls(calls, endpoint, CallCache(cache), prompt.answer, policy=RetryPolicy(3, 0.01, 0.1))
+except Stopped as stopped:
+    print(stopped)
+    sys.exit(3)
+"""
+
+
+def test_sigterm_lets_calls_in_flight_finish_and_a_restart_repeats_none(tmp_path):
+    import time
+    script = tmp_path / "killable.py"
+    script.write_text(KILLABLE)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
+    with JudgeServer(pairwise=default_pairwise_judges(), faults={"slow": 1.0},
+                     slow_seconds=0.05) as server:
+        args = [sys.executable, str(script), server.base_url, str(tmp_path / "cache.jsonl"),
+                str(tmp_path / "items.csv"), str(PROMPTS / "pairwise_llmbar.yaml")]
+        first = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while len(server.log) < 10 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        first.send_signal(signal.SIGTERM)
+        out, _ = first.communicate(timeout=60)
+        assert first.returncode == 3 and "SIGTERM" in out and "not made" in out
+        answered = len(server.log)
+        assert 10 <= answered < 80
+        # every answered call, those in flight at the signal included, is in the cache
+        assert len((tmp_path / "cache.jsonl").read_text().splitlines()) == answered
+        again = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stderr[-2000:]
+        bodies = pd.Series([e["body"] for e in server.log])
+        assert len(bodies) == 80 and not bodies.duplicated().any()
