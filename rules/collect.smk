@@ -7,6 +7,7 @@
 localrules:
     plan,
     collection_plan,
+    collection_plan_part,
     reference_texts,
     translations,
     audit_translations,
@@ -17,6 +18,7 @@ localrules:
 
 wildcard_constraints:
     judge="[A-Za-z][A-Za-z0-9_]*",
+    endpoint="[A-Za-z][A-Za-z0-9_]*",
     condition="[A-Za-z][A-Za-z0-9_]*",
     shard="[0-9]+",
 
@@ -24,18 +26,31 @@ wildcard_constraints:
 check_collections()
 
 
-rule collection_plan:
+rule collection_plan_part:
     input:
         unpack(plan_inputs),
+    output:
+        plan="results/{panel}/collect/plan/{endpoint}.csv",
+    log:
+        "results/{panel}/logs/collection_plan_{endpoint}.log",
+    conda:
+        "../environment.yml"
+    params:
+        panel=panel_config,
+        endpoint=lambda wc: config["endpoints"][wc.endpoint],
+    script:
+        "../workflow_scripts/collection_plan.py"
+
+
+rule collection_plan:
+    input:
+        plan_parts,
     output:
         plan="results/{panel}/collect/plan.csv",
     log:
         "results/{panel}/logs/collection_plan.log",
     conda:
         "../environment.yml"
-    params:
-        panel=panel_config,
-        endpoints=lambda wc: collect_endpoints(wc.panel),
     script:
         "../workflow_scripts/collection_plan.py"
 
@@ -43,8 +58,9 @@ rule collection_plan:
 rule translate:
     input:
         item_table=collect_items,
-        # the plan comes first; a newer plan (an endpoint added) reruns no calling job
-        plan=ancient("results/{panel}/collect/plan.csv"),
+        # the endpoint's part of the plan is written before it is called
+        plan=lambda wc: f"results/{wc.panel}/collect/plan/"
+        f"{collect_settings(wc.panel)['translator']}.csv",
         prompt=lambda wc: prompt_file(
             wc.panel, collect_settings(wc.panel)["conditions"][wc.condition]["kind"]
         ),
@@ -115,8 +131,7 @@ rule judge_pairwise:
     input:
         unpack(variant_texts),
         item_table=collect_items,
-        # the plan comes first; a newer plan (an endpoint added) reruns no calling job
-        plan=ancient("results/{panel}/collect/plan.csv"),
+        plan="results/{panel}/collect/plan/{judge}.csv",
         prompt=lambda wc: prompt_file(wc.panel, "pairwise"),
     output:
         calls="results/{panel}/collect/judge_pairwise/{judge}/shard{shard}.parquet",
@@ -150,8 +165,7 @@ rule collected_verdicts:
 rule judge_pointwise:
     input:
         item_table=collect_items,
-        # the plan comes first; a newer plan (an endpoint added) reruns no calling job
-        plan=ancient("results/{panel}/collect/plan.csv"),
+        plan="results/{panel}/collect/plan/{judge}.csv",
         prompt=lambda wc: prompt_file(wc.panel, "pointwise"),
     output:
         calls="results/{panel}/collect/judge_pointwise/{judge}/shard{shard}.parquet",

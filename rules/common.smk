@@ -454,12 +454,21 @@ def plan_inputs(wildcards):
 
 
 def collect_endpoints(panel):
-    """Settings of every endpoint a collection calls (params: a change reruns its jobs)."""
+    """Names of the endpoints a collection calls: its translator (if it translates), its judges."""
     collect = collect_settings(panel)
     names = list(collect["judges"])
     if PANELS[panel]["kind"] == "pairwise_verdicts" and collect["conditions"]:
-        names.append(collect["translator"])
-    return {n: config["endpoints"][n] for n in dict.fromkeys(names)}
+        names.insert(0, collect["translator"])
+    return list(dict.fromkeys(names))
+
+
+def plan_parts(wildcards):
+    """One plan per endpoint, so a changed endpoint reruns only its own plan and calls."""
+    return expand(
+        "results/{panel}/collect/plan/{endpoint}.csv",
+        panel=wildcards.panel,
+        endpoint=collect_endpoints(wildcards.panel),
+    )
 
 
 def shard_outputs(panel, stage, key):

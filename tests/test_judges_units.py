@@ -305,3 +305,20 @@ def test_sigterm_lets_calls_in_flight_finish_and_a_restart_repeats_none(tmp_path
         assert again.returncode == 0, again.stderr[-2000:]
         bodies = pd.Series([e["body"] for e in server.log])
         assert len(bodies) == 80 and not bodies.duplicated().any()
+
+
+def test_a_changed_parser_reparses_the_cache_without_calls(tmp_path):
+    with JudgeServer(pairwise=default_pairwise_judges()) as server:
+        calls, results = run_judge(server, tmp_path, n=5, structured=False)
+        sent = len(server.log)
+        strict = AnswerFormat.from_spec({"kind": "label", "pattern": r"^Output \((a)\)$",
+                                         "labels": {"a": "first"}})
+        endpoint = Endpoint("judge_a", server.base_url, "judge_a", max_concurrency=8,
+                            timeout=5.0, price_input_per_million=1.0, price_output_per_million=4.0)
+        again = run_calls(protocols.sendable(calls), endpoint, CallCache(tmp_path / "cache.jsonl"),
+                          strict)
+        assert len(server.log) == sent                             # nobody called
+        for old, new in zip(results, again):
+            assert new["raw"] == old["raw"] and new["cached"]
+            assert (new["value"], new["status"]) == (
+                ("first", "ok") if old["raw"] == "Output (a)" else (None, "parse_failure"))

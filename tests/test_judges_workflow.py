@@ -185,6 +185,11 @@ def test_pointwise_collection_stopped_by_max_cost_resumes_without_repeats(tmp_pa
                    for i, lang in zip(scores["item_numeric_id"], scores["language"])]
         assert (scores.loc[ok, "chosen_score"] == pd.Series(planted)[ok]).all()
         assert len(pd.read_csv(tmp_path / "results/pw/cbc/beta.csv")) == 3 * 2
-        # nothing left to do, and nobody called
-        again = snakemake(tmp_path, config, "-n", *POINTWISE_TARGETS)
-        assert "Nothing to be done" in again.stdout + again.stderr
+        log = (tmp_path / "results/pw/logs/judge_pointwise_scorer_x_0.log").read_text()
+        assert "calls/s" in log and "ETA" in log                 # progress lines
+        # changing one judge's settings calls only that judge again
+        config["endpoints"]["scorer_y"]["max_tokens"] = 64
+        snakemake(tmp_path, config, *POINTWISE_TARGETS)
+        later = [e for e in server.log if e["status"] == 200][answered:]
+        assert len(later) == 20 * 3 * 2 and {e["model"] for e in later} == {"scorer_y"}
+        assert no_repeated_answers(server)
