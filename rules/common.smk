@@ -396,8 +396,13 @@ def check_collections():
     ):
         collect = collect_settings(name)
         needed = list(collect["judges"])
+        if not needed:
+            problems.append(f"  panel '{name}': `collect.judges` names no endpoint")
         if PANELS[name]["kind"] == "pairwise_verdicts" and collect["conditions"]:
-            needed.append(collect["translator"])
+            if collect["translator"] is None:
+                problems.append(f"  panel '{name}': conditions to translate need a `translator`")
+            else:
+                needed.append(collect["translator"])
         for endpoint in needed:
             if endpoint not in config["endpoints"]:
                 problems.append(

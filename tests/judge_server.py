@@ -78,7 +78,10 @@ class JudgeServer:
                 for key, value in headers.items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client went away
+                    pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -214,7 +217,7 @@ def default_pairwise_judges() -> dict:
 if __name__ == "__main__":  # a server to point a manual run at
     import sys
     with JudgeServer(pairwise=default_pairwise_judges(),
-                     pointwise={"scorer": {}}) as server:
+                     pointwise={"scorer_x": {"zh": -1}, "scorer_y": {}}) as server:
         print(server.base_url, flush=True)
         try:
             while True:
