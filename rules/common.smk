@@ -400,7 +400,9 @@ def check_collections():
             problems.append(f"  panel '{name}': `collect.judges` names no endpoint")
         if PANELS[name]["kind"] == "pairwise_verdicts" and collect["conditions"]:
             if collect["translator"] is None:
-                problems.append(f"  panel '{name}': conditions to translate need a `translator`")
+                problems.append(
+                    f"  panel '{name}': conditions to translate need a `translator`"
+                )
             else:
                 needed.append(collect["translator"])
         for endpoint in needed:
