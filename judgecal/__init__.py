@@ -3,7 +3,8 @@
 One module per concept of the CBC paper: ``panel`` (the labelled score tensor), ``io``
 (ingest and validation), ``synthetic`` (planted-truth panels), ``estimator`` (CBC),
 ``bootstrap`` and ``baselines`` (held-out evaluation), ``reversal``, ``information``,
-``ablations``, ``external`` (M-RewardBench), ``judge_ls``.
+``ablations``, ``external`` (M-RewardBench), ``judge_ls``; ``judges`` calls LLM judges to
+collect Judge-LS verdicts and pointwise panels (docs/judges.md).
 """
 from .panel import Panel
 
