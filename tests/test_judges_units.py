@@ -322,3 +322,24 @@ def test_a_changed_parser_reparses_the_cache_without_calls(tmp_path):
             assert new["raw"] == old["raw"] and new["cached"]
             assert (new["value"], new["status"]) == (
                 ("first", "ok") if old["raw"] == "Output (a)" else (None, "parse_failure"))
+
+
+def test_sigterm_cuts_a_retry_wait_short(tmp_path):
+    import time
+    script = tmp_path / "killable.py"
+    script.write_text(KILLABLE.replace("RetryPolicy(3, 0.01, 0.1)", "RetryPolicy(3, 0.01, 60.0)"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
+    with JudgeServer(pairwise=default_pairwise_judges(), faults={"429": 1.0},
+                     retry_after=30) as server:
+        args = [sys.executable, str(script), server.base_url, str(tmp_path / "cache.jsonl"),
+                str(tmp_path / "items.csv"), str(PROMPTS / "pairwise_llmbar.yaml")]
+        process = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while len(server.log) < 4 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        signalled = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=60)
+        assert time.monotonic() - signalled < 10          # not the 30 s Retry-After
+        assert process.returncode == 3 and "80 of 80 calls not made" in out
+        assert not (tmp_path / "cache.jsonl").exists()    # nothing failed was cached

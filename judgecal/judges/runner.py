@@ -12,7 +12,8 @@ without a server (:func:`backoff_delay`, :func:`progress_line`); :func:`run_call
 * A reply cut off at ``max_tokens`` (finish reason ``length``) is flagged ``truncated``.
 * ``Budget``: before each new call the collection's spend is compared with ``max_cost``; once
   reached no call starts, calls in flight finish and are cached, and :class:`Stopped` is raised.
-  SIGTERM / SIGINT (a cluster's time limit, Ctrl-C) stop the same way.
+  SIGTERM / SIGINT (a cluster's time limit, Ctrl-C) stop the same way; a call waiting to be
+  retried gives up at once (it stays uncached and counts as not made).
 """
 from __future__ import annotations
 
@@ -133,8 +134,16 @@ def make_client(endpoint: Endpoint):
                               max_retries=0, timeout=endpoint.timeout)
 
 
+async def _pause(seconds: float, stop: asyncio.Event) -> None:
+    """Sleep, or return early when the run is told to stop."""
+    try:
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
+    except TimeoutError:
+        pass
+
+
 async def _send(client, endpoint: Endpoint, call: Call, answer: AnswerFormat, policy: RetryPolicy,
-                rng: np.random.Generator, limiter: _RateLimiter) -> dict:
+                rng: np.random.Generator, limiter: _RateLimiter, stop: asyncio.Event) -> dict:
     import openai
     retryable = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
                  openai.ConflictError)
@@ -158,8 +167,11 @@ async def _send(client, endpoint: Endpoint, call: Call, answer: AnswerFormat, po
             if not (isinstance(exc, retryable) or status in (408, 409)
                     or (status is not None and status >= 500)):
                 break
+            if stop.is_set():  # told to stop: no more retries (the call stays uncached)
+                error += " (stopped before retrying)"
+                break
             if attempt + 1 < policy.max_attempts:
-                await asyncio.sleep(backoff_delay(attempt, policy, rng.random(), _retry_after(exc)))
+                await _pause(backoff_delay(attempt, policy, rng.random(), _retry_after(exc)), stop)
             continue
         latency = time.monotonic() - start
         choice = response.choices[0] if response.choices else None
@@ -221,7 +233,10 @@ async def _execute(calls, endpoint, cache, answer, policy, budget, progress_inte
                 stop.set()
                 break
             i = pending.popleft()
-            result = await _send(client, endpoint, calls[i], answer, policy, rng, limiter)
+            result = await _send(client, endpoint, calls[i], answer, policy, rng, limiter, stop)
+            if result["status"] == FAILED and stop.is_set():
+                pending.appendleft(i)  # cut short by the stop: not made, not a failure
+                break
             if result["status"] == FAILED:
                 counts["failed"] += 1
                 log.warning("%s: call failed after %d tries (%s)", label, result["attempts"],
