@@ -167,11 +167,11 @@ async def _send(client, endpoint: Endpoint, call: Call, answer: AnswerFormat, po
             if not (isinstance(exc, retryable) or status in (408, 409)
                     or (status is not None and status >= 500)):
                 break
+            if attempt + 1 < policy.max_attempts:
+                await _pause(backoff_delay(attempt, policy, rng.random(), _retry_after(exc)), stop)
             if stop.is_set():  # told to stop: no more retries (the call stays uncached)
                 error += " (stopped before retrying)"
                 break
-            if attempt + 1 < policy.max_attempts:
-                await _pause(backoff_delay(attempt, policy, rng.random(), _retry_after(exc)), stop)
             continue
         latency = time.monotonic() - start
         choice = response.choices[0] if response.choices else None
