@@ -85,6 +85,7 @@ class JudgeServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
+        self.httpd.handle_error = lambda request, address: None  # a client that went away
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
