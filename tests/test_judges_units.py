@@ -343,3 +343,11 @@ def test_sigterm_cuts_a_retry_wait_short(tmp_path):
         assert time.monotonic() - signalled < 10          # not the 30 s Retry-After
         assert process.returncode == 3 and "80 of 80 calls not made" in out
         assert not (tmp_path / "cache.jsonl").exists()    # nothing failed was cached
+
+
+def test_an_empty_shard_writes_an_empty_calls_table(tmp_path):
+    frame = protocols_items(pairwise_items(3))
+    assert len(protocols.shard_items(frame, 5, 4)) == 0          # more shards than items
+    table = protocols.calls_table([], {})
+    table.to_parquet(tmp_path / "empty.parquet")
+    assert len(pd.read_parquet(tmp_path / "empty.parquet")) == 0 and "status" in table

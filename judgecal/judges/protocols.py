@@ -194,7 +194,7 @@ def calls_table(calls: list[Call], results: dict[str, dict]) -> pd.DataFrame:
             result = {"status": NO_INPUT, "key": call.key, "endpoint": call.meta["endpoint"]}
         row = {**meta, **{c: result.get(c) for c in RESULT_COLUMNS if c != "prompt"}}
         rows.append(row)
-    table = pd.DataFrame(rows)
+    table = pd.DataFrame(rows, columns=None if rows else ["stage", *RESULT_COLUMNS])
     for column in ("value", "raw", "error", "finish_reason", "model"):
         if column in table:
             table[column] = table[column].astype(object).where(table[column].notna(), None)
