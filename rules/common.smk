@@ -410,9 +410,17 @@ def check_collections():
                 problems.append(
                     f"  panel '{name}': endpoint '{endpoint}' is not defined"
                 )
-        reserved = {PANELS[name].get("reference"), "tie_probe", "item_table", "plan", "prompt"}
+        reserved = {
+            PANELS[name].get("reference"),
+            "tie_probe",
+            "item_table",
+            "plan",
+            "prompt",
+        }
         for condition in set(collect["conditions"]) & reserved:
-            problems.append(f"  panel '{name}': a condition cannot be named '{condition}'")
+            problems.append(
+                f"  panel '{name}': a condition cannot be named '{condition}'"
+            )
         for condition in collect["tie_probes"]:
             if condition not in collect["conditions"]:
                 problems.append(
