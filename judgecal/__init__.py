@@ -7,8 +7,9 @@ each returning a small result with tidy DataFrames and ``plot()``.
 Building blocks, one module per concept of the CBC paper: ``panel`` (the labelled score tensor),
 ``io`` (ingest and validation), ``synthetic`` (planted-truth panels), ``estimator`` (CBC),
 ``bootstrap`` and ``baselines`` (held-out evaluation), ``reversal``, ``information``,
-``ablations``, ``external`` (M-RewardBench), ``judge_ls``. The modules ``heldout``, ``reversal``
-and ``judge_ls`` are callable: calling one runs the API function of that name.
+``ablations``, ``external`` (M-RewardBench), ``judge_ls``; ``judges`` calls LLM judges to
+collect Judge-LS verdicts and pointwise panels (docs/judges.md). The modules ``heldout``,
+``reversal`` and ``judge_ls`` are callable: calling one runs the API function of that name.
 """
 import importlib
 

@@ -1,0 +1,304 @@
+"""Calling an endpoint: bounded concurrency, a request rate, retries, the cache and a cost cap.
+
+The only module here that awaits anything. Everything it decides is a pure function tested
+without a server (:func:`backoff_delay`, :func:`progress_line`); :func:`run_calls` is the shell.
+
+* Each call is looked up in the cache first; only missing calls are sent.
+* At most ``max_concurrency`` calls are in flight, started at most ``requests_per_minute``.
+* 429, 408/409, 5xx, timeouts and connection errors are retried up to ``max_attempts`` times
+  with exponential backoff and jitter, waiting at least the server's ``Retry-After``.
+  401/403/404 stop the shard at once (a wrong key, model or URL would fail every call). Any other
+  error, or retries used up, makes a ``failed`` result: recorded, never cached, never a verdict.
+* A reply cut off at ``max_tokens`` (finish reason ``length``) is flagged ``truncated``.
+* ``Budget``: before each new call the collection's spend is compared with ``max_cost``; once
+  reached no call starts, calls in flight finish and are cached, and :class:`Stopped` is raised.
+  SIGTERM / SIGINT (a cluster's time limit, Ctrl-C) stop the same way; a call waiting to be
+  retried gives up at once (it stays uncached and counts as not made).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .cache import CallCache
+from .endpoints import Endpoint
+from .parse import FAILED, AnswerFormat, parse_answer
+
+log = logging.getLogger("judgecal.judges")
+for _name in ("httpx", "httpx2", "openai"):  # one line per request would drown the progress lines
+    logging.getLogger(_name).setLevel(logging.WARNING)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request: its cache key, the rendered messages, and what it is (meta, for tables)."""
+    key: str
+    messages: list
+    response_format: dict | None = None
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 6        # tries per call, the first included
+    base_delay: float = 1.0      # seconds; the ceiling doubles with every retry ...
+    max_delay: float = 60.0      # ... up to this; a Retry-After above it is cut to it
+
+
+class Stopped(RuntimeError):
+    """The run stopped before every call was made (cost cap or signal); finished calls are cached."""
+
+
+class EndpointError(RuntimeError):
+    """A configuration error that would fail every call (401, 403, 404)."""
+
+
+def backoff_delay(attempt: int, policy: RetryPolicy, u: float, retry_after: float | None = None
+                  ) -> float:
+    """Seconds to wait after failed try number ``attempt`` (0-based), ``u`` uniform in [0, 1).
+
+    Exponential backoff with equal jitter: ``c = min(max_delay, base_delay 2^attempt)``, wait
+    ``c/2 (1 + u)``; at least ``min(retry_after, max_delay)`` when the server sent Retry-After.
+    """
+    ceiling = min(policy.max_delay, policy.base_delay * 2.0 ** attempt)
+    delay = ceiling / 2 * (1 + u)
+    if retry_after is not None and retry_after > 0:
+        delay = max(delay, min(float(retry_after), policy.max_delay))
+    return delay
+
+
+def progress_line(label: str, done: int, total: int, cached: int, failed: int, parse_failures: int,
+                  elapsed: float, new: int) -> str:
+    """``label: done/total calls (cached c), r calls/s, f failed, p unparseable, ETA s``; the rate
+    counts calls sent in this run, so the time left is for the calls still to send."""
+    rate = new / elapsed if elapsed > 0 else 0.0
+    left = total - done
+    eta = f"{left / rate:.0f} s" if rate > 0 else ("0 s" if left == 0 else "unknown")
+    return (f"{label}: {done}/{total} calls ({cached} cached), {rate:.1f} calls/s, {failed} "
+            f"failed, {parse_failures} unparseable, ETA {eta}")
+
+
+class Budget:
+    """Spend of a collection against its ``max_cost`` (None: no cap), in USD."""
+
+    def __init__(self, limit: float | None, spent: float = 0.0):
+        self.limit, self.spent = limit, spent
+
+    def add(self, cost: float) -> None:
+        self.spent += cost
+
+    @property
+    def reached(self) -> bool:
+        return self.limit is not None and self.spent >= self.limit
+
+
+class _RateLimiter:
+    def __init__(self, per_minute: float | None):
+        self.interval = 60.0 / per_minute if per_minute else 0.0
+        self.next = 0.0
+        self.lock = asyncio.Lock()
+
+    async def wait(self):
+        if not self.interval:
+            return
+        async with self.lock:
+            now = time.monotonic()
+            start = max(now, self.next)
+            self.next = start + self.interval
+        await asyncio.sleep(start - now)
+
+
+def _retry_after(error) -> float | None:
+    response = getattr(error, "response", None)
+    if response is None:
+        return None
+    for header, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = response.headers.get(header)
+        try:
+            return float(value) / divisor
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+def make_client(endpoint: Endpoint):
+    """The official async client; its own retries are off (ours are bounded and logged)."""
+    import openai
+    return openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key(),
+                              max_retries=0, timeout=endpoint.timeout)
+
+
+async def _pause(seconds: float, stop: asyncio.Event) -> None:
+    """Sleep, or return early when the run is told to stop."""
+    try:
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
+    except TimeoutError:
+        pass
+
+
+async def _send(client, endpoint: Endpoint, call: Call, answer: AnswerFormat, policy: RetryPolicy,
+                rng: np.random.Generator, limiter: _RateLimiter, stop: asyncio.Event) -> dict:
+    import openai
+    retryable = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
+                 openai.ConflictError)
+    fatal = (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
+    extra = {"response_format": call.response_format} if call.response_format else {}
+    error = ""
+    for attempt in range(policy.max_attempts):
+        await limiter.wait()
+        start = time.monotonic()
+        try:
+            response = await client.chat.completions.create(
+                model=endpoint.model, messages=call.messages, **endpoint.generation(), **extra)
+        except fatal as exc:
+            raise EndpointError(f"endpoint {endpoint.name!r} ({endpoint.base_url}, model "
+                                f"{endpoint.model}): {type(exc).__name__} {exc.status_code}; "
+                                "check the model name, base_url and the key's variable "
+                                f"{endpoint.api_key_env}") from None
+        except Exception as exc:  # noqa: BLE001 - classified below
+            status = getattr(exc, "status_code", None)
+            error = f"{type(exc).__name__}" + (f" {status}" if status else "")
+            if not (isinstance(exc, retryable) or status in (408, 409)
+                    or (status is not None and status >= 500)):
+                break
+            if attempt + 1 < policy.max_attempts:
+                await _pause(backoff_delay(attempt, policy, rng.random(), _retry_after(exc)), stop)
+            if stop.is_set():  # told to stop: no more retries (the call stays uncached)
+                error += " (stopped before retrying)"
+                break
+            continue
+        latency = time.monotonic() - start
+        choice = response.choices[0] if response.choices else None
+        raw = choice.message.content if choice is not None else None
+        finish = choice.finish_reason if choice is not None else None
+        usage = response.usage
+        tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
+        tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+        value, status = parse_answer(raw, answer)
+        return {"key": call.key, "endpoint": endpoint.name, "model": endpoint.model,
+                "base_url": endpoint.base_url, "raw": raw, "value": value, "status": status,
+                "finish_reason": finish, "truncated": finish == "length",
+                "input_tokens": tokens_in, "output_tokens": tokens_out,
+                "cost": float(endpoint.cost(tokens_in, tokens_out)), "latency": round(latency, 4),
+                "attempts": attempt + 1, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                   time.gmtime())}
+    return {"key": call.key, "endpoint": endpoint.name, "status": FAILED, "error": error,
+            "attempts": attempt + 1}
+
+
+async def _execute(calls, endpoint, cache, answer, policy, budget, progress_interval, label,
+                   client, seed):
+    results: list[dict | None] = [None] * len(calls)
+    pending = deque()
+    for i, call in enumerate(calls):
+        record = cache.get(call.key)
+        if record is None:
+            pending.append(i)
+        else:  # re-parse the stored reply with the current answer format
+            value, status = parse_answer(record.get("raw"), answer)
+            results[i] = {**record, "value": value, "status": status, "cached": True}
+    counts = {"cached": len(calls) - len(pending), "new": 0, "failed": 0, "unparseable": 0}
+    for r in results:
+        if r is not None and r["status"] != "ok":
+            counts["unparseable"] += 1
+    stop = asyncio.Event()
+    reason = []
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, lambda s=sig: (reason.append(signal.Signals(s).name),
+                                                        stop.set()))
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    limiter = _RateLimiter(endpoint.requests_per_minute)
+    rng = np.random.default_rng(seed)
+    started = time.monotonic()
+
+    def line():
+        done = counts["cached"] + counts["new"] + counts["failed"]
+        return progress_line(label, done, len(calls), counts["cached"], counts["failed"],
+                             counts["unparseable"], time.monotonic() - started,
+                             counts["new"] + counts["failed"])
+
+    async def worker():
+        while pending and not stop.is_set():
+            if budget.reached:
+                reason.append(f"max_cost {budget.limit} reached (spent {budget.spent:.4f})")
+                stop.set()
+                break
+            i = pending.popleft()
+            result = await _send(client, endpoint, calls[i], answer, policy, rng, limiter, stop)
+            if result["status"] == FAILED and stop.is_set():
+                pending.appendleft(i)  # cut short by the stop: not made, not a failure
+                break
+            if result["status"] == FAILED:
+                counts["failed"] += 1
+                log.warning("%s: call failed after %d tries (%s)", label, result["attempts"],
+                            result["error"])
+            else:
+                cache.put({k: v for k, v in result.items()})
+                budget.add(result["cost"])
+                counts["new"] += 1
+                counts["unparseable"] += result["status"] != "ok"
+            results[i] = {**result, "cached": False}
+
+    async def reporter():
+        while True:
+            await asyncio.sleep(progress_interval)
+            log.info(line())
+
+    log.info("%s: %d calls, %d in the cache, %d to send (concurrency %d)", label, len(calls),
+             counts["cached"], len(pending), endpoint.max_concurrency)
+    progress = asyncio.create_task(reporter())
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(max(1, min(endpoint.max_concurrency, len(pending)))):
+                group.create_task(worker())
+    except ExceptionGroup as errors:  # the first worker's error (e.g. EndpointError) says it all
+        raise errors.exceptions[0] from None
+    finally:
+        progress.cancel()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                loop.remove_signal_handler(sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+    log.info(line())
+    if pending:
+        raise Stopped(f"{label}: stopped ({'; '.join(dict.fromkeys(reason))}) with "
+                      f"{len(pending)} of {len(calls)} calls not made; finished calls are "
+                      "cached: rerun (after raising max_cost) to continue where it stopped")
+    return results
+
+
+def run_calls(calls: list[Call], endpoint: Endpoint, cache: CallCache, answer: AnswerFormat, *,
+              policy: RetryPolicy = RetryPolicy(), budget: Budget | None = None,
+              progress_interval: float = 30.0, label: str = "", client=None, seed: int = 0
+              ) -> list[dict]:
+    """Results of ``calls`` in order (cached, new, or failed); see the module docstring.
+
+    Each result has the cache record's fields plus ``cached``; ``status`` is ok, parse_failure
+    or failed. ``seed`` seeds the retry jitter.
+    """
+    budget = budget or Budget(None)
+
+    async def main():
+        own = client or (make_client(endpoint) if any(cache.get(c.key) is None for c in calls)
+                         else None)
+        try:
+            return await _execute(calls, endpoint, cache, answer, policy, budget,
+                                  progress_interval, label or endpoint.name, own, seed)
+        finally:
+            if client is None and own is not None:
+                await own.close()
+
+    try:
+        return asyncio.run(main())
+    finally:
+        cache.close()

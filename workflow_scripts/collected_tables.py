@@ -1,0 +1,52 @@
+"""Tables from a collection's shard files: translated texts, reference texts, the translation
+audit, the verdict table, one judge's scores, and the usage / status report."""
+import logging
+
+import pandas as pd
+
+from judgecal import judge_ls
+from judgecal.judges import protocols
+from judgecal.judges.stages import read_calls
+from judgecal.scripting import run_step, write_csv, write_parquet
+
+log = logging.getLogger("judgecal.collect")
+
+
+def main(smk):
+    rule = smk.rule
+    if rule == "reference_texts":
+        collect = smk.params.panel["collect"]
+        items = protocols.read_items(smk.input.item_table, "pairwise", collect["columns"],
+                                     collect["n_items"])
+        write_parquet(protocols.reference_texts(items), smk.output.texts)
+    elif rule == "translations":
+        texts = protocols.translated_texts(read_calls(smk.input), smk.wildcards.condition)
+        log.info("%d fields, %d unusable", len(texts), int((texts["text"] == "").sum()))
+        write_parquet(texts, smk.output.texts)
+    elif rule == "audit_translations":
+        conditions = smk.params.panel["collect"]["conditions"]
+        variants = {c: (pd.read_parquet(smk.input[c]), spec["kind"])
+                    for c, spec in conditions.items()}
+        audit = judge_ls.audit_variants(pd.read_parquet(smk.input.reference), variants,
+                                        judge_ls.AuditThresholds(**smk.params.thresholds))
+        log.info("%d of %d translated fields flagged", int(audit["flagged"].sum()), len(audit))
+        write_csv(audit, smk.output.audit)
+    elif rule == "collected_verdicts":
+        calls = read_calls(smk.input)
+        verdicts = pd.concat([protocols.verdict_table(part, judge) for judge, part
+                              in calls.groupby("endpoint", sort=False)], ignore_index=True)
+        judge_ls.validate_verdicts(verdicts, smk.output.verdicts)
+        log.info("%d judgments, statuses %s", len(verdicts),
+                 verdicts["status"].value_counts().to_dict())
+        write_parquet(verdicts, smk.output.verdicts)
+    elif rule == "collected_scores":
+        write_parquet(protocols.score_table(read_calls(smk.input)), smk.output.scores)
+    elif rule == "collection_report":
+        calls = read_calls(smk.input)
+        usage, status = protocols.usage_table(calls), protocols.status_table(calls)
+        log.info("usage:\n%s\nstatus:\n%s", usage.to_string(), status.to_string())
+        write_csv(usage, smk.output.usage)
+        write_csv(status, smk.output.status)
+
+
+run_step(main, snakemake)
