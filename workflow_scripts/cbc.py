@@ -14,7 +14,7 @@ log = logging.getLogger("judgecal.cbc")
 
 def main(smk):
     panel = io.read_panel(smk.input.tensor)
-    runs = io.read_table(smk.input.runs)
+    manifest = json.loads(open(smk.input.manifest).read())  # run counts and R^2 from ingest
     estimate = estimate_beta(panel.values, smk.params.panel["estimator"])
     log.info("%s", estimate.note)
     result = estimator.cbc_result(estimate.cell_means, estimate.beta)
@@ -31,7 +31,7 @@ def main(smk):
     sigma_residual = estimator.residual_sd(panel.values)
     order = np.argsort(result.rank_cbc[0])
     summary = {
-        "n_tasks": n, "n_languages": k, "n_backbones": m, "n_runs": len(runs),
+        "n_tasks": n, "n_languages": k, "n_backbones": m, "n_runs": manifest["n_runs"],
         "complete": panel.is_complete,
         "estimator": estimate.method,
         "estimator_note": estimate.note,
@@ -48,8 +48,8 @@ def main(smk):
         "max_abs_beta": float(np.abs(result.beta).max()),
         "tasks_for_radius_below_half_max_beta": estimator.tasks_for_radius(
             sigma_total, float(np.abs(result.beta).max()) / 2, k, m, eps),
-        "r2_two_way": estimator.ols_r_squared(runs, estimator.TWO_WAY_TERMS),
-        "r2_full": estimator.ols_r_squared(runs, estimator.FULL_TERMS),
+        "r2_two_way": manifest["r2_two_way"],
+        "r2_full": manifest["r2_full"],
         "r2_models": {
             "r2_two_way": "run score ~ task + backbone + language + framework + backbone:language",
             "r2_full": "the two-way model + task:language",
@@ -57,7 +57,7 @@ def main(smk):
         "same_order_after_cbc": bool((result.rank_cbc == result.rank_cbc[0]).all()),
         "order_after_cbc": [panel.backbones[i] for i in order],
         "seed": smk.params.panel.get("seed"),  # a synthetic panel's generator seed
-        "inputs": json.loads(open(smk.input.manifest).read())["files"],
+        "inputs": manifest["files"],
     }
     if "beta_true" in smk.input.keys():
         truth = io.read_table(smk.input.beta_true)
