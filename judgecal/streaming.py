@@ -35,7 +35,7 @@ from . import io
 from .io import IDENTIFIERS, RUN_KEYS, InputError
 from .panel import Panel
 
-BATCH_ROWS = 1 << 20
+BATCH_ROWS = 1 << 19
 SHOWN = 5  # offending rows shown in a message, as InputError does
 
 
@@ -81,8 +81,11 @@ def _csv_batches(path: Path, options: dict, batch_rows: int):
 
 
 def _parquet_batches(path: Path, rename: dict, text, batch_rows: int):
-    handle = pq.ParquetFile(path)
-    names = [rename.get(str(c).strip(), str(c).strip()) for c in handle.schema_arrow.names]
+    file_names = pq.read_schema(path).names
+    names = [rename.get(str(c).strip(), str(c).strip()) for c in file_names]
+    # identifier columns stored as text are read as dictionaries: each label becomes text once
+    handle = pq.ParquetFile(path, read_dictionary=[c for c, name in zip(file_names, names)
+                                                  if name in text])
     io._check_unique(path, names)
     found = False
     for batch in handle.iter_batches(batch_size=batch_rows):
@@ -129,6 +132,16 @@ class _Axis:
                 self.labels.append(label)
             lookup[i] = code
         return lookup[column.cat.codes.to_numpy()]
+
+
+def _cells(flat: np.ndarray):
+    """The cells a batch touches and each row's position among them: a contiguous range when
+    the keys are close (a file sorted by task; no sort needed), else the distinct keys."""
+    low, high = int(flat.min()), int(flat.max())
+    if high - low < 4 * len(flat) + 4096:
+        return slice(low, high + 1), flat - low, high - low + 1
+    cells, inverse = np.unique(flat, return_inverse=True)
+    return cells, inverse, len(cells)
 
 
 def _grown(array: np.ndarray, shape: tuple) -> np.ndarray:
@@ -251,7 +264,9 @@ class RunScanner:
         codes = {}
         for key in RUN_KEYS:
             labels = _stripped_labels(batch[key])
-            empty = io.empty_labels(labels)
+            # io.empty_labels on stripped labels: missing (code -1, the last entry) or ""
+            blank = np.append(np.asarray(labels.cat.categories, dtype=object) == "", True)
+            empty = blank[labels.cat.codes.to_numpy()]
             self._fail(f"empty:{key}", empty, batch)
             codes[key] = self.axes[key].encode(labels)
             keyed &= ~empty
@@ -263,12 +278,13 @@ class RunScanner:
         t, l, b, f = (codes[key] for key in RUN_KEYS)
         # duplicates: a saturating counter per key, over every row with its keys
         flat4 = np.ravel_multi_index((t[keyed], l[keyed], b[keyed], f[keyed]), self.seen.shape)
-        keys4, counts4 = np.unique(flat4, return_counts=True)
-        seen = self.seen.reshape(-1)
-        before = seen[keys4]
-        after = (before & 3).astype(np.int64) + counts4
-        self.duplicates |= bool((after > 1).any())
-        seen[keys4] = np.minimum(after, 2).astype(np.uint8) | (before & 4)
+        if len(flat4):
+            cells, inverse, n_cells = _cells(flat4)
+            seen = self.seen.reshape(-1)
+            before = seen[cells]
+            after = (before & 3) + np.bincount(inverse, minlength=n_cells)
+            self.duplicates |= bool((after > 1).any())
+            seen[cells] = np.minimum(after, 2).astype(np.uint8) | (before & 4)
         if self.failures or self.duplicates:
             self._close_writer(discard=True)
             return  # the run stops after the pass: skip the statistics
@@ -312,14 +328,14 @@ class RunScanner:
         if self.shift is None:
             self.shift = float(y.mean())
         flat3 = np.ravel_multi_index((t, l, b), self.n_tlb.shape)
-        cells, inverse, counts = np.unique(flat3, return_inverse=True, return_counts=True)
+        cells, inverse, n_cells = _cells(flat3)
         n, total = self.n_tlb.reshape(-1), self.sum_tlb.reshape(-1)
-        n[cells] += counts
+        n[cells] += np.bincount(inverse, minlength=n_cells)
         # each cell's running sum first, then this batch's scores in file order: the same
         # additions, in the same order, as one bincount over the whole table
-        order = np.concatenate([np.arange(len(cells)), inverse])
+        order = np.concatenate([np.arange(n_cells), inverse])
         total[cells] = np.bincount(order, weights=np.concatenate([total[cells], y]),
-                                   minlength=len(cells))
+                                   minlength=n_cells)
         flat4 = np.ravel_multi_index((t, l, b, f), self.seen.shape)
         seen = self.seen.reshape(-1)
         seen[flat4] |= 4
@@ -343,7 +359,7 @@ class RunScanner:
     def _write(self, t, l, b, f, y, batch, good) -> None:
         arrays = {key: pa.DictionaryArray.from_arrays(
             pa.array(code.astype(np.int32)), pa.array(self.axes[key].labels, pa.string()))
-            for key, code in zip(RUN_KEYS, (t, l, b, f))}
+            for key, code in zip(RUN_KEYS, (t, l, b, f))}  # the labels so far: a growing dictionary
         arrays["score"] = pa.array(y)
         if self.has_strata:
             stratum = batch["stratum"].to_numpy(dtype=object)[good]
@@ -351,7 +367,8 @@ class RunScanner:
         table = pa.table(arrays)
         if self.writer is None:
             self.tmp = Path(f"{self.runs_out}.part")
-            schema = pa.schema([pa.field(key, pa.string()) for key in RUN_KEYS]
+            label = pa.dictionary(pa.int32(), pa.string())
+            schema = pa.schema([pa.field(key, label) for key in RUN_KEYS]
                                + [pa.field("score", pa.float64())]
                                + ([pa.field("stratum", pa.string())] if self.has_strata else []))
             self.schema = schema
