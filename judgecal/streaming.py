@@ -145,8 +145,16 @@ def _cells(flat: np.ndarray):
 
 
 def _grown(array: np.ndarray, shape: tuple) -> np.ndarray:
-    """``array`` in the corner of a zero array of ``shape`` (no copy when the shape holds)."""
-    if array.shape == tuple(shape):
+    """``array`` in the corner of a zero array of ``shape`` (no copy when the shape holds).
+
+    When only the first (task) axis grows, the array is resized in place (``realloc``: no
+    second copy at the peak; the new tasks are zero-filled); the caller holds no views of it.
+    """
+    shape = tuple(shape)
+    if array.shape == shape:
+        return array
+    if array.shape[1:] == shape[1:] and array.flags.owndata and array.flags.c_contiguous:
+        array.resize(shape, refcheck=False)
         return array
     out = np.zeros(shape, dtype=array.dtype)
     out[tuple(slice(0, n) for n in array.shape)] = array
@@ -154,7 +162,7 @@ def _grown(array: np.ndarray, shape: tuple) -> np.ndarray:
 
 
 def _capacity(current: int, needed: int) -> int:
-    return current if needed <= current else max(needed, current + current // 2 + 4)
+    return current if needed <= current else max(needed, current + current // 4 + 4)
 
 
 @dataclass
@@ -408,12 +416,19 @@ class RunScanner:
             mixed = {self.axes["task"].labels[i] for i in self.mixed}
             strata = (first, mixed)
         sizes = [len(self.axes[key].labels) for key in RUN_KEYS]
-        scored = (self.seen[:sizes[0], :sizes[1], :sizes[2], :sizes[3]] & 4) > 0
+        n_tlf = np.zeros((sizes[0], sizes[1], sizes[3]), dtype=np.int64)
+        n_lbf = np.zeros(sizes[1:], dtype=np.int64)
+        step = max(1, (1 << 24) // max(1, int(np.prod(sizes[1:]))))  # tasks per block
+        for first in range(0, sizes[0], step):  # blocks of tasks: no run-sized temporaries
+            block = (self.seen[first:min(first + step, sizes[0]), :sizes[1], :sizes[2],
+                               :sizes[3]] & 4) > 0
+            n_tlf[first:first + len(block)] = block.sum(axis=2)
+            n_lbf += block.sum(axis=0)
         return RunStats(
             labels={key: list(self.axes[key].labels) for key in RUN_KEYS},
             n_tlb=self.n_tlb[:sizes[0], :sizes[1], :sizes[2]].copy(),
             sum_tlb=self.sum_tlb[:sizes[0], :sizes[1], :sizes[2]].copy(),
-            n_tlf=scored.sum(axis=2), n_lbf=scored.sum(axis=0), sum_f=self.sum_f[:sizes[3]].copy(),
+            n_tlf=n_tlf, n_lbf=n_lbf, sum_f=self.sum_f[:sizes[3]].copy(),
             sum_sq=self.sum_sq, shift=self.shift, low=self.low, high=self.high, strata=strata,
             n_runs=self.n_runs, source=self.source)
 
