@@ -236,4 +236,6 @@ def r_squared_from_stats(n_tlb, sum_tlb, n_tlf, n_lbf, sum_f, sum_sq: float, shi
         raise RuntimeError(f"R^2 projections did not converge in {max_sweeps} sweeps")
     explained = float((s_tl * a).sum() + (s_lb * c).sum() + (s_f * d).sum())
     total = sum_sq - s_f.sum() ** 2 / n
+    if not total > 0:  # constant scores: nothing to explain (ols_r_squared gives 0/0 = NaN)
+        return float("nan")
     return 1.0 - (sum_sq - explained) / total

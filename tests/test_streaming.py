@@ -209,3 +209,28 @@ def test_memory_does_not_grow_with_the_rows(tmp_path):
     assert large["n_runs"] == 4_000_000 and large["shape"] == [2000, 10, 10]
     # a whole pandas table would add about 1.2 GB for these 3 million runs
     assert large["peak_mb"] - small["peak_mb"] < 100, (small, large)
+
+
+def test_r_squared_from_stats_matches_lstsq_and_is_one_on_an_exact_fit():
+    """Known answers: least squares on the one-hot design (numpy), and R^2 = 1 when the
+    scores are exactly task + language x backbone + framework."""
+    rng = np.random.default_rng(5)
+    frame = runs_table(tasks=tuple(f"t{i}" for i in range(6)), languages=("a", "b", "c"),
+                       frameworks=("f", "g", "h"))
+    frame = frame.sample(frac=0.8, random_state=2).reset_index(drop=True)  # unbalanced
+    frame["score"] = rng.normal(50, 10, len(frame))
+    stats = streaming.scan_runs(lambda: [frame], "runs")
+    for full, terms in ((False, estimator.TWO_WAY_TERMS), (True, estimator.FULL_TERMS)):
+        blocks = [pd.get_dummies(frame[list(t)].astype(str).agg("|".join, axis=1)) for t in terms]
+        design = np.column_stack([np.ones(len(frame))] + [b.to_numpy(float) for b in blocks])
+        y = frame["score"].to_numpy()
+        fitted = design @ np.linalg.lstsq(design, y, rcond=None)[0]
+        expected = 1 - ((y - fitted) ** 2).sum() / ((y - y.mean()) ** 2).sum()
+        assert estimator.r_squared_from_stats(**stats.model_stats(), full=full) == \
+            pytest.approx(expected, abs=1e-10)
+    codes = {k: pd.factorize(frame[k])[0] for k in io.RUN_KEYS}
+    exact = frame.assign(score=10.0 * codes["task"] + 3.0 * codes["language"] * codes["backbone"]
+                         + 7.0 * codes["framework"])
+    stats = streaming.scan_runs(lambda: [exact], "runs")
+    assert estimator.r_squared_from_stats(**stats.model_stats(), full=False) == \
+        pytest.approx(1.0, abs=1e-12)
