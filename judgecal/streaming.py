@@ -238,7 +238,7 @@ class RunScanner:
         self.axes = {key: _Axis() for key in RUN_KEYS}
         self.strata_axis = _Axis()
         self.rows = 0
-        self.columns = None
+        self.columns, self.absent = None, []
         self.failures: dict[str, list] = {}  # check -> [count, shown rows]
         self.dtypes: dict[str, set] = {}  # per column, the dtypes its batches were read as
         self.duplicates = False
@@ -259,10 +259,11 @@ class RunScanner:
         batch = io.with_single_framework(batch)
         if self.columns is None:
             self.columns = list(batch.columns)
-            absent = [c for c in RUN_KEYS + ["score"] if c not in batch.columns]
-            if absent:
-                raise io.missing_columns_error(self.source, absent, batch.columns, RUN_KEYS)
+            self.absent = [c for c in RUN_KEYS + ["score"] if c not in batch.columns]
             self.has_strata = "stratum" in batch.columns
+        if self.absent:  # raised after the pass: a reading error later in the file comes first
+            self._close_writer(discard=True)
+            return
         for name, dtype in batch.dtypes.items():
             self.dtypes.setdefault(name, set()).add(dtype)
         if batch.empty:
@@ -434,6 +435,8 @@ class RunScanner:
 
     def _raise_errors(self, rescan) -> None:
         source = self.source
+        if self.absent:
+            raise io.missing_columns_error(source, self.absent, self.columns, RUN_KEYS)
         if self.rows == 0:
             raise io.no_rows_error(source, "runs")
         for key in RUN_KEYS:
