@@ -142,6 +142,8 @@ def test_corrupted_tables_stream_exactly_as_they_read(tmp_path, corrupt, data, b
     (b"task,language,backbone,framework,score\n", "has a header but no rows: no runs"),
     (b"task,language,backbone,score\nt,l,b,1\n", None),  # no framework column: "single"
     (b"task,language,framework,score\nt,l,f,1\n", "missing column(s) ['backbone']"),
+    # a reading error later in the file comes before the missing column, as in memory
+    (b"task,language,framework,score\nt,l,f,1\nt,l,f,1,2,3\n", "cannot be read as a table"),
 ])
 def test_header_cases(tmp_path, content, message):
     path = tmp_path / "runs.csv"
