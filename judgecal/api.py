@@ -148,6 +148,17 @@ def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "langua
                                   score=score, framework=framework, languages=languages,
                                   backbones=backbones, score_range=score_range, missing=missing,
                                   source=source)
+    estimator_module = _module("estimator")
+    r2 = (estimator_module.ols_r_squared(checked, estimator_module.TWO_WAY_TERMS),
+          estimator_module.ols_r_squared(checked, estimator_module.FULL_TERMS))
+    return calibrate_panel(panel, n_runs=len(checked), r2=r2, estimator=estimator, eps=eps)
+
+
+def calibrate_panel(panel: Panel, *, n_runs: int, r2: tuple[float, float],
+                    estimator: str | None = None, eps: float = 0.05) -> Calibration:
+    """:func:`calibrate` on a task-level panel whose run count and run-level R^2 (two-way,
+    full) are known: the workflow's cbc step, with both from the streamed ingest
+    (:mod:`judgecal.streaming`, ``inputs.json``), so the runs are not read again."""
     estimator_module, missing_module = _module("estimator"), _module("missing")
     estimate = missing_module.estimate_beta(panel.values, estimator)
     result = estimator_module.cbc_result(estimate.cell_means, estimate.beta)
@@ -159,7 +170,7 @@ def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "langua
     max_beta = float(np.abs(result.beta).max())
     radius = lambda sigma: estimator_module.finite_sample_radius(sigma, n, k, m, eps)
     summary = {
-        "n_tasks": n, "n_languages": k, "n_backbones": m, "n_runs": len(checked),
+        "n_tasks": n, "n_languages": k, "n_backbones": m, "n_runs": n_runs,
         "complete": panel.is_complete,
         "estimator": estimate.method,
         "estimator_note": estimate.note,
@@ -172,8 +183,8 @@ def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "langua
         "max_abs_beta": max_beta,
         "tasks_for_radius_below_half_max_beta": estimator_module.tasks_for_radius(
             sigma_total, max_beta / 2, k, m, eps),
-        "r2_two_way": estimator_module.ols_r_squared(checked, estimator_module.TWO_WAY_TERMS),
-        "r2_full": estimator_module.ols_r_squared(checked, estimator_module.FULL_TERMS),
+        "r2_two_way": r2[0],
+        "r2_full": r2[1],
         "r2_models": dict(R2_MODELS),
         "same_order_after_cbc": bool((result.rank_cbc == result.rank_cbc[0]).all()),
         "order_after_cbc": [panel.backbones[i] for i in np.argsort(result.rank_cbc[0])],

@@ -180,3 +180,62 @@ def ols_r_squared(runs: pd.DataFrame, terms: list[tuple[str, ...]], score: str =
 
 TWO_WAY_TERMS = [("task",), ("backbone",), ("language",), ("framework",), ("backbone", "language")]
 FULL_TERMS = TWO_WAY_TERMS + [("task", "language")]
+
+
+def r_squared_from_stats(n_tlb, sum_tlb, n_tlf, n_lbf, sum_f, sum_sq: float, shift: float,
+                         spread: tuple[float, float], full: bool, tol: float = 1e-10,
+                         max_sweeps: int = 10_000) -> float:
+    """R^2 of :data:`TWO_WAY_TERMS` (``full=False``) or :data:`FULL_TERMS` from sufficient statistics.
+
+    Same least squares as :func:`ols_r_squared`, without the rows. The two-way model spans
+    task + framework + backbone:language (its language and backbone blocks lie in the
+    interaction's span), the full model task:language + backbone:language + framework; fitted
+    ``A[t, l] + C[l, b] + D[f]`` (``A`` constant over ``l`` in the two-way model). Backfitting
+    (Gauss-Seidel on the normal equations, Halperin's alternating projections) needs only the
+    run counts ``n[t,l,b]``, ``n[t,l,f]``, ``n[l,b,f]`` and the score sums per block
+    ``sum[t,l,b]``, ``sum[f]``; then ``RSS = sum y^2 - fitted . y``. ``sum_sq`` is
+    ``sum (y - shift)^2`` (shifted for accuracy); ``spread`` the lowest and highest score (the
+    convergence scale, as in :func:`ols_r_squared`).
+    """
+    n3 = np.asarray(n_tlb, dtype=float)
+    n_tlf, n_lbf = np.asarray(n_tlf, dtype=float), np.asarray(n_lbf, dtype=float)
+    n = n3.sum()
+    s3 = np.asarray(sum_tlb, dtype=float) - shift * n3  # sums of y - shift
+    s_tl, s_lb = s3.sum(axis=2), s3.sum(axis=0)
+    n_f = n_tlf.sum(axis=(0, 1))
+    s_f = np.asarray(sum_f, dtype=float) - shift * n_f
+    n_tl, n_lb = n3.sum(axis=2), n3.sum(axis=0)
+    n_t = n_tl.sum(axis=1)
+    a = np.zeros_like(n_tl)
+    c = np.zeros_like(n_lb)
+    d = np.zeros_like(n_f)
+    mean = s_f.sum() / n
+    scale = max(spread[1] - shift - mean, mean - (spread[0] - shift)) or 1.0
+
+    def step(resid, count):
+        return np.divide(resid, count, out=np.zeros_like(resid), where=count > 0)
+
+    for _ in range(max_sweeps):
+        resid = (s_tl - n_tl * a - np.einsum("tlb,lb->tl", n3, c)
+                 - np.einsum("tlf,f->tl", n_tlf, d))
+        update = step(resid, n_tl) if full else step(resid.sum(axis=1), n_t)[:, None]
+        a = a + update
+        largest = float(np.abs(update).max(initial=0.0))
+        resid = s_lb - np.einsum("tlb,tl->lb", n3, a) - n_lb * c - np.einsum("lbf,f->lb", n_lbf, d)
+        update = step(resid, n_lb)
+        c = c + update
+        largest = max(largest, float(np.abs(update).max(initial=0.0)))
+        resid = (s_f - np.einsum("tlf,tl->f", n_tlf, a) - np.einsum("lbf,lb->f", n_lbf, c)
+                 - n_f * d)
+        update = step(resid, n_f)
+        d = d + update
+        largest = max(largest, float(np.abs(update).max(initial=0.0)))
+        if largest <= tol * scale:
+            break
+    else:
+        raise RuntimeError(f"R^2 projections did not converge in {max_sweeps} sweeps")
+    explained = float((s_tl * a).sum() + (s_lb * c).sum() + (s_f * d).sum())
+    total = sum_sq - s_f.sum() ** 2 / n
+    if not total > 0:  # constant scores: nothing to explain (ols_r_squared gives 0/0 = NaN)
+        return float("nan")
+    return 1.0 - (sum_sq - explained) / total

@@ -34,11 +34,13 @@ class InputError(ValueError):
     """Bad user input: names the file, what is wrong (with example rows) and what was expected."""
 
     def __init__(self, source, problem: str, expected: str, rows: pd.DataFrame | None = None,
-                 rows_caption: str = "offending rows (file row numbers, header = row 1)"):
+                 rows_caption: str = "offending rows (file row numbers, header = row 1)",
+                 n_rows: int | None = None):
         message = f"{source}: {problem}\n  expected: {expected}"
         if rows is not None and len(rows):
+            n_rows = len(rows) if n_rows is None else n_rows  # a streamed table: its first rows
             shown = rows.head(5).to_string(max_colwidth=40)
-            more = f"\n  ... and {len(rows) - 5} more" if len(rows) > 5 else ""
+            more = f"\n  ... and {n_rows - 5} more" if n_rows > 5 else ""
             message += f"\n  {rows_caption}:\n    " + shown.replace("\n", "\n    ") + more
         super().__init__(message)
 
@@ -109,15 +111,7 @@ def read_table(path, columns: list[str] | None = None, mapping: dict | None = No
             frame.columns = [str(c).strip() for c in frame.columns]
             frame = frame.rename(columns=rename)
         else:
-            names, delimiter = _csv_header(path)
-            standard = [rename.get(name, name) for name in names]
-            _check_unique(path, standard)
-            labels = [i for i, name in enumerate(standard) if name in text]
-            frame = pd.read_csv(
-                path, sep=delimiter, encoding="utf-8-sig", header=0, names=standard,
-                dtype={i: str for i in labels}, keep_default_na=False,
-                na_values={name: MISSING_TOKENS for name in standard if name not in text},
-                skipinitialspace=True, low_memory=False)
+            frame = pd.read_csv(path, **csv_options(path, rename, text, str), low_memory=False)
     except InputError:
         raise
     except Exception as error:  # the reader's own message says what went wrong in the file
@@ -132,6 +126,21 @@ def read_table(path, columns: list[str] | None = None, mapping: dict | None = No
             raise InputError(path, f"missing column(s) {missing}; it has {list(frame.columns)}",
                              f"columns {columns} (rename them with the panel's `columns` mapping)")
     return frame
+
+
+def csv_options(path: Path, rename: dict, text, label_dtype) -> dict:
+    """``pandas.read_csv`` options of a run table: the header's delimiter and stripped names
+    (renamed to standard names), identifiers (``text``) as ``label_dtype`` with only an empty
+    cell missing, :data:`MISSING_TOKENS` as missing elsewhere. Shared by :func:`read_table` and
+    the streaming reader (:mod:`judgecal.streaming`), so both read a file the same way."""
+    names, delimiter = _csv_header(path)
+    standard = [rename.get(name, name) for name in names]
+    _check_unique(path, standard)
+    return dict(sep=delimiter, encoding="utf-8-sig", header=0, names=standard,
+                dtype={i: label_dtype for i, name in enumerate(standard) if name in text},
+                keep_default_na=False,
+                na_values={name: MISSING_TOKENS for name in standard if name not in text},
+                skipinitialspace=True)
 
 
 def _check_unique(path, names: list[str]) -> None:
@@ -163,26 +172,81 @@ def as_labels(series: pd.Series) -> pd.Series:
     return labels
 
 
+def no_rows_error(source, what: str) -> InputError:
+    return InputError(source, f"has a header but no rows: no {what}",
+                      f"one row per {what[:-1] if what.endswith('s') else what} below the header")
+
+
+def empty_key_error(source, key: str, n: int, rows) -> InputError:
+    return InputError(source, f"column '{key}' is empty in {n} row(s)",
+                      f"a label in every row of '{key}'", rows, n_rows=n)
+
+
+def duplicate_error(source, keys: list[str], n: int, rows) -> InputError:
+    return InputError(source, f"{n} rows share the same {keys}", f"one row per {tuple(keys)}",
+                      rows, n_rows=n)
+
+
+def missing_columns_error(source, absent: list[str], columns, keys: list[str]) -> InputError:
+    return InputError(source, f"missing column(s) {absent}; it has {list(columns)}",
+                      f"columns {keys + ['score']}")
+
+
+def empty_labels(labels: pd.Series) -> np.ndarray:
+    """Rows whose label is missing or blank."""
+    labels = as_labels(labels)
+    blank = np.flatnonzero(labels.cat.categories.str.strip() == "")
+    return (labels.cat.codes.isin(blank) | (labels.cat.codes < 0)).to_numpy()
+
+
+SCORE_CHECKS = ("non_numeric", "infinite", "outside", "nan")
+
+
+def score_masks(raw: pd.Series, score_range) -> tuple[pd.Series, dict]:
+    """Numeric scores and the row masks of :data:`SCORE_CHECKS` (reported in that order)."""
+    score = pd.to_numeric(raw, errors="coerce")
+    masks = {"non_numeric": score.isna() & raw.notna(), "infinite": np.isinf(score)}
+    if score_range is not None:
+        masks["outside"] = (score < score_range[0]) | (score > score_range[1])
+    masks["nan"] = score.isna()
+    return score, masks
+
+
+def score_error(source, check: str, n: int, rows, score_range) -> InputError:
+    """The error of a failed score check (``nan`` only when missing scores are not omitted)."""
+    if check == "non_numeric":
+        return InputError(source, f"{n} non-numeric score(s)", "a number in column 'score'", rows,
+                          n_rows=n)
+    if check == "infinite":
+        return InputError(source, "infinite score(s)", "finite scores", rows, n_rows=n)
+    if check == "outside":
+        low, high = score_range
+        return InputError(source, f"{n} score(s) outside [{low}, {high}]",
+                          f"scores in [{low}, {high}] (the panel's score_range)", rows,
+                          n_rows=n)
+    return InputError(source, f"{n} missing (NaN) score(s)",
+                      "a score in every row, or `missing: omit` in the panel config to leave "
+                      "them out of the means", rows, n_rows=n)
+
+
+def all_missing_error(source, n: int) -> InputError:
+    return InputError(source, f"all {n} scores are missing", "at least one score")
+
+
 def _check_rows(frame: pd.DataFrame, source, what: str) -> None:
     if frame.empty:
-        raise InputError(source, f"has a header but no rows: no {what}",
-                         f"one row per {what[:-1] if what.endswith('s') else what} below the "
-                         "header")
+        raise no_rows_error(source, what)
 
 
 def _check_keys(frame: pd.DataFrame, keys: list[str], source) -> None:
     """Keys must be present (not NaN / blank) and unique."""
     for key in keys:
-        labels = as_labels(frame[key])
-        blank = np.flatnonzero(labels.cat.categories.str.strip() == "")
-        empty = (labels.cat.codes.isin(blank) | (labels.cat.codes < 0)).to_numpy()
+        empty = empty_labels(frame[key])
         if empty.any():
-            raise InputError(source, f"column '{key}' is empty in {int(empty.sum())} row(s)",
-                             f"a label in every row of '{key}'", file_rows(frame, empty))
+            raise empty_key_error(source, key, int(empty.sum()), file_rows(frame, empty))
     duplicated = frame.duplicated(keys, keep=False)
     if duplicated.any():
-        raise InputError(source, f"{int(duplicated.sum())} rows share the same {keys}",
-                         f"one row per {tuple(keys)}", file_rows(frame, duplicated))
+        raise duplicate_error(source, keys, int(duplicated.sum()), file_rows(frame, duplicated))
 
 
 def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
@@ -199,34 +263,18 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
     frame = with_single_framework(frame)
     absent = [c for c in keys + ["score"] if c not in frame.columns]
     if absent:
-        raise InputError(source, f"missing column(s) {absent}; it has {list(frame.columns)}",
-                         f"columns {keys + ['score']}")
+        raise missing_columns_error(source, absent, frame.columns, keys)
     frame = frame.reset_index(drop=True)
     _check_rows(frame, source, "runs")
     _check_keys(frame, keys, source)
-    score = pd.to_numeric(frame["score"], errors="coerce")
-    non_numeric = score.isna() & frame["score"].notna()
-    if non_numeric.any():
-        raise InputError(source, f"{int(non_numeric.sum())} non-numeric score(s)",
-                         "a number in column 'score'", file_rows(frame, non_numeric))
-    infinite = np.isinf(score)
-    if infinite.any():
-        raise InputError(source, "infinite score(s)", "finite scores", file_rows(frame, infinite))
-    if score_range is not None:
-        low, high = score_range
-        outside = (score < low) | (score > high)
-        if outside.any():
-            raise InputError(source, f"{int(outside.sum())} score(s) outside [{low}, {high}]",
-                             f"scores in [{low}, {high}] (the panel's score_range)",
-                             file_rows(frame, outside))
-    nan = score.isna()
-    if nan.any() and missing == "error":
-        raise InputError(source, f"{int(nan.sum())} missing (NaN) score(s)",
-                         "a score in every row, or `missing: omit` in the panel config to leave "
-                         "them out of the means", file_rows(frame, nan))
+    score, masks = score_masks(frame["score"], score_range)
+    for check, mask in masks.items():
+        if mask.any() and (check != "nan" or missing == "error"):
+            raise score_error(source, check, int(mask.sum()), file_rows(frame, mask), score_range)
+    nan = masks["nan"]
     out = frame.assign(score=score.astype(float)).loc[~nan]
     if out.empty:
-        raise InputError(source, f"all {len(frame)} scores are missing", "at least one score")
+        raise all_missing_error(source, len(frame))
     for key in keys:
         out[key] = as_labels(out[key]).cat.remove_unused_categories()
     columns = keys + ["score"] + (["stratum"] if "stratum" in out.columns else [])
@@ -308,8 +356,37 @@ def build_panel(runs: pd.DataFrame, source, languages=None, backbones=None,
     shape = (len(tasks), len(langs), len(bbs))
     flat = np.ravel_multi_index((t, l, b), shape)
     size = int(np.prod(shape))
-    n_runs = np.bincount(flat, minlength=size)
+    n_runs = np.bincount(flat, minlength=size).reshape(shape)
     total = np.bincount(flat, weights=runs["score"].to_numpy(float), minlength=size)
+
+    def strata():
+        if "stratum" not in runs.columns:
+            return None
+        per_task = runs.groupby("task")["stratum"].nunique()
+        mixed = per_task[per_task > 1]
+        if len(mixed):
+            raise mixed_strata_error(source, list(mixed.index[:5]))
+        first = runs.drop_duplicates("task").set_index("task")["stratum"].astype(str)
+        return tuple(first.loc[list(tasks)].tolist())
+
+    return panel_from_sums(n_runs, total.reshape(shape), (tasks, langs, bbs), source,
+                           allow_missing_cells, strata)
+
+
+def mixed_strata_error(source, tasks: list) -> InputError:
+    return InputError(source, f"task(s) {tasks} have several strata", "one stratum per task")
+
+
+def panel_from_sums(n_runs: np.ndarray, total: np.ndarray, labels, source,
+                    allow_missing_cells: bool = False, strata=lambda: None) -> Panel:
+    """The panel of per-cell run counts and score sums ``(tasks, languages, backbones)``.
+
+    Cell value = sum / count; empty cells stop the run unless ``allow_missing_cells``.
+    ``strata()`` gives the tasks' strata (or None), checked after the balance. Shared by
+    :func:`build_panel` and the streaming ingest (:mod:`judgecal.streaming`).
+    """
+    tasks, langs, bbs = labels
+    shape, size = n_runs.shape, n_runs.size
     with np.errstate(invalid="ignore", divide="ignore"):
         values = np.where(n_runs > 0, total / np.maximum(n_runs, 1), np.nan)
     empty = np.flatnonzero(n_runs == 0)
@@ -323,17 +400,8 @@ def build_panel(runs: pd.DataFrame, source, languages=None, backbones=None,
                          "`missing: omit` in the panel config to estimate beta on an incomplete "
                          "panel (the panel's `estimator` setting; least squares by default)",
                          cells.set_axis(range(1, len(cells) + 1)), rows_caption="missing cells")
-    strata = None
-    if "stratum" in runs.columns:
-        per_task = runs.groupby("task")["stratum"].nunique()
-        mixed = per_task[per_task > 1]
-        if len(mixed):
-            raise InputError(source, f"task(s) {list(mixed.index[:5])} have several strata",
-                             "one stratum per task")
-        first = runs.drop_duplicates("task").set_index("task")["stratum"].astype(str)
-        strata = tuple(first.loc[list(tasks)].tolist())
-    return Panel(values.reshape(shape), tasks, langs, bbs, strata=strata,
-                 n_runs=n_runs.reshape(shape))
+    return Panel(values, tuple(tasks), tuple(langs), tuple(bbs), strata=strata(),
+                 n_runs=n_runs)
 
 
 def load_preference_margins(files: dict, source_dir, columns: dict | None = None) -> pd.DataFrame:

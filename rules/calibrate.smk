@@ -5,7 +5,6 @@ rule cbc:
     input:
         unpack(truth_input),
         tensor="results/{panel}/tensor.parquet",
-        runs="results/{panel}/runs.parquet",
         manifest="results/{panel}/inputs.json",
     output:
         beta="results/{panel}/cbc/beta.csv",

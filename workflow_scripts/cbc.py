@@ -10,12 +10,12 @@ log = logging.getLogger("judgecal.cbc")
 
 
 def main(smk):
-    panel = io.read_panel(smk.input.tensor)  # the ingested tensor fixes the axis order
+    panel = io.read_panel(smk.input.tensor)
+    manifest = json.loads(open(smk.input.manifest).read())  # run count and R^2 from ingest
     settings = smk.params.panel
-    result = judgecal.calibrate(io.read_table(smk.input.runs), languages=panel.languages,
-                                backbones=panel.backbones, missing=settings["missing"],
-                                estimator=settings["estimator"], eps=smk.params.eps,
-                                source=smk.input.runs)
+    result = judgecal.api.calibrate_panel(
+        panel, n_runs=manifest["n_runs"], r2=(manifest["r2_two_way"], manifest["r2_full"]),
+        estimator=settings["estimator"], eps=smk.params.eps)
     log.info("%s", result.summary["estimator_note"])
     write_csv(result.beta, smk.output.beta)
     write_csv(result.beta_weighted, smk.output.beta_weighted)
@@ -23,7 +23,7 @@ def main(smk):
     write_parquet(result.calibrated, smk.output.calibrated)
     summary = {**result.summary,
                "seed": settings.get("seed"),  # a synthetic panel's generator seed
-               "inputs": json.loads(open(smk.input.manifest).read())["files"]}
+               "inputs": manifest["files"]}
     if "beta_true" in smk.input.keys():
         truth = io.read_table(smk.input.beta_true)
         merged = result.beta.merge(truth, on=["language", "backbone"])

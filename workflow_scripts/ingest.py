@@ -1,47 +1,61 @@
 """Validate a panel's raw inputs: the standard run table, the task-level tensor (framework
-means) and the cell-mean matrix, each its own file under results/{panel}/."""
-import logging
+means) and the cell-mean matrix, each its own file under results/{panel}/.
 
-from judgecal import io
+A run table given alone is streamed (judgecal.streaming: bounded memory whatever its length);
+tables derived from requirement verdicts or preference files are built in memory first. Either
+way the runs pass the same checks and give the sufficient statistics of the tensor and of the
+run-level R^2 models, recorded in inputs.json for the cbc step.
+"""
+import logging
+from pathlib import Path
+
+from judgecal import estimator, io, streaming
 from judgecal.scripting import run_step, write_csv, write_json, write_parquet
 
 log = logging.getLogger("judgecal.ingest")
 
 
+def runs_in_memory(panel, inputs):
+    """Run table of a panel built from requirement verdicts or preference files, and its source."""
+    if panel["kind"] == "preference_margins":
+        return io.load_preference_margins(inputs, source_dir="."), ", ".join(inputs.values())
+    columns = panel.get("columns") or {}
+    runs = io.read_table(inputs["runs"], mapping=columns) if "runs" in inputs else None
+    table = io.read_table(inputs["requirements"], mapping=columns)
+    recomputed = io.runs_from_requirements(table, inputs["requirements"])
+    log.info("recomputed %d run scores from %d requirement verdicts", len(recomputed), len(table))
+    if runs is None:
+        return recomputed, inputs["requirements"]
+    checked = io.validate_runs(runs, inputs["runs"], panel["score_range"], panel["missing"])
+    io.check_runs_agree(checked, recomputed, inputs["runs"])
+    log.info("run table agrees with the requirement table")
+    return runs, inputs["runs"]
+
+
 def main(smk):
     panel = smk.params.panel
-    kind = panel["kind"]
     inputs = dict(smk.input.items())
-    if kind == "preference_margins":
-        runs = io.load_preference_margins(inputs, source_dir=".")
-        source = ", ".join(inputs.values())
+    checks = dict(score_range=panel["score_range"], missing=panel["missing"],
+                  runs_out=smk.output.runs)
+    if panel["kind"] != "preference_margins" and set(inputs) == {"runs"}:
+        stats = streaming.read_runs(inputs["runs"], panel.get("columns") or {}, **checks)
     else:
-        columns = panel.get("columns") or {}
-        runs = None
-        source = inputs.get("runs") or inputs["requirements"]
-        if "runs" in inputs:
-            runs = io.read_table(inputs["runs"], mapping=columns)
-        if "requirements" in inputs:
-            table = io.read_table(inputs["requirements"], mapping=columns)
-            recomputed = io.runs_from_requirements(table, inputs["requirements"])
-            log.info("recomputed %d run scores from %d requirement verdicts",
-                     len(recomputed), len(table))
-            if runs is None:
-                runs = recomputed
-            else:
-                checked = io.validate_runs(runs, inputs["runs"], panel["score_range"],
-                                           panel["missing"])
-                io.check_runs_agree(checked, recomputed, inputs["runs"])
-                log.info("run table agrees with the requirement table")
-    runs = io.validate_runs(runs, source, panel["score_range"], panel["missing"])
-    tensor = io.build_panel(runs, source, panel.get("languages"), panel.get("backbones"),
-                            allow_missing_cells=panel["missing"] == "omit")
-    log.info("%d runs: %d tasks x %d languages x %d backbones, %d empty cells", len(runs),
+        runs, source = runs_in_memory(panel, inputs)
+        stats = streaming.scan_runs(lambda: [runs.reset_index(drop=True)], source, **checks)
+    try:
+        tensor = stats.panel(panel.get("languages"), panel.get("backbones"),
+                             allow_missing_cells=panel["missing"] == "omit")
+    except io.InputError:
+        Path(smk.output.runs).unlink(missing_ok=True)  # no partial output
+        raise
+    log.info("%d runs: %d tasks x %d languages x %d backbones, %d empty cells", stats.n_runs,
              *tensor.shape, int((tensor.n_runs == 0).sum()))
-    write_parquet(runs, smk.output.runs)
+    model = stats.model_stats()
     write_parquet(tensor.to_frame(), smk.output.tensor)
     write_csv(tensor.matrix_frame(tensor.cell_means(), "mean"), smk.output.cell_means)
-    write_json({"kind": kind, "n_runs": len(runs),
+    write_json({"kind": panel["kind"], "n_runs": stats.n_runs,
+                "r2_two_way": estimator.r_squared_from_stats(**model, full=False),
+                "r2_full": estimator.r_squared_from_stats(**model, full=True),
                 "files": {name: {"path": path, "sha256": io.sha256(path)}
                           for name, path in inputs.items()}}, smk.output.manifest)
 
