@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import scipy.stats
 
 from . import io
 from .bootstrap import task_bootstrap, weighted_cell_means
@@ -98,6 +97,8 @@ def three_way_anova(runs: np.ndarray, alpha: float = 0.05) -> ThreeWayAnova:
     ``(n-1)(k-1)(m-1)``, residual ``n k m (F-1)``; every term's ``F = MS / MS_residual``
     (issue 10, part 3).
     """
+    import scipy.stats  # here, not at the top: the band step never needs it (~0.5 s)
+
     runs = np.asarray(runs, dtype=float)
     if runs.ndim != 4 or min(runs.shape[:3]) < 2 or runs.shape[3] < 2:
         raise ValueError("three_way_anova needs a (tasks, languages, backbones, repeats) array with "
