@@ -63,7 +63,8 @@ def output_checksums(results: Path, data_dir: Path) -> dict[str, str]:
 def run_default(workdir: Path, data_dir: Path, cores: int = 2) -> Path:
     """Run the default workflow from empty in ``workdir``; returns its ``results`` folder."""
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
-               "--cores", str(cores), "--config", f"data_dir={Path(data_dir).resolve()}"]
+               "--configfile", str(REPO / "config" / "config.yaml"), "--cores", str(cores),
+               "--config", f"data_dir={Path(data_dir).resolve()}"]
     result = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"snakemake failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
