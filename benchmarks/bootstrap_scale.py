@@ -9,7 +9,7 @@ step allocates (``tracemalloc``, which numpy reports to), so the steps can share
 the results of both runs are checked to be identical.
 
     python benchmarks/bootstrap_scale.py [--tasks 2000 --languages 30 --backbones 20]
-        [--replicates 1000] [--dawid-skene]
+        [--replicates 1000] [--chunked-only] [--dawid-skene]
 """
 from __future__ import annotations
 
@@ -43,6 +43,8 @@ def main(argv=None) -> None:
     parser.add_argument("--languages", type=int, default=30)
     parser.add_argument("--backbones", type=int, default=20)
     parser.add_argument("--replicates", type=int, default=1000)
+    parser.add_argument("--chunked-only", action="store_true",
+                        help="skip the one-chunk runs (to show the chunked peak at many replicates)")
     parser.add_argument("--dawid-skene", action="store_true",
                         help="include run-level Dawid-Skene (2 frameworks; slow at this size)")
     args = parser.parse_args(argv)
@@ -74,6 +76,9 @@ def main(argv=None) -> None:
           f"{'peak MB':>8s}  same result")
     for name, step in steps.items():
         chunked = measure(lambda: step(None))
+        if args.chunked_only:
+            print(f"{name:12s} {chunked[0]:10.1f} {chunked[1]:8.0f}")
+            continue
         whole = measure(lambda: step(R))
         same = _equal(chunked[2], whole[2])
         print(f"{name:12s} {chunked[0]:10.1f} {chunked[1]:8.0f} {whole[0]:12.1f} "
