@@ -85,7 +85,7 @@ def main(argv=None) -> None:
               f"{whole[1]:8.0f}  {same}")
     tracemalloc.stop()
     print(f"(replicates per chunk for the held-out step: "
-          f"{replicate_chunk(R, n + k * m * (k + m + 8))})")
+          f"{replicate_chunk(R, 4 * n + k * m * (k + m + 8))})")
 
 
 def _equal(a, b) -> bool:

@@ -196,7 +196,7 @@ def bootstrap_band(panel: Panel, n_replicates: int = 2000, seed=0,
     beta = per_task.mean(axis=0)
     se = per_task.std(axis=0, ddof=1) / np.sqrt(n)
     t_max, dev_max = [], []
-    chunk_size = chunk_size or replicate_chunk(n_replicates, n + 6 * k * m)
+    chunk_size = chunk_size or replicate_chunk(n_replicates, 4 * n + 8 * k * m)
     for bootstrap in task_bootstrap_chunks(n, n_replicates, np.random.default_rng(seed),
                                            chunk_size):
         counts = bootstrap.counts

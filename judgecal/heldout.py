@@ -76,10 +76,11 @@ def _method_taus(ctx: HeldoutContext, methods: dict) -> dict[str, np.ndarray]:
 
 def _per_replicate(panel: Panel, *items) -> int:
     """Rough count of float64 working values per replicate of the held-out methods: the
-    bootstrap row, the cell-mean matrices with the rank comparisons of Quantile / Ensemble
-    (``k m (k + m)``), and the pattern arrays of Dawid-Skene per item set."""
+    bootstrap rows (draws, counts, weights: ``4 n``), the cell-mean matrices with the rank
+    comparisons of Quantile / Ensemble (``k m (k + m)``), and the pattern arrays of
+    Dawid-Skene per item set."""
     n, k, m = panel.shape
-    return n + k * m * (k + m + 8) + sum(4 * len(i.task) for i in items if i is not None)
+    return 4 * n + k * m * (k + m + 8) + sum(4 * len(i.task) for i in items if i is not None)
 
 
 def heldout_replicates(panel: Panel, methods=None, n_replicates: int = 1000, seed: int = 7,
@@ -205,7 +206,7 @@ def decision_agreement(panel: Panel, n_replicates: int = 1000, seed: int = 307,
     """
     _check_panel(panel)
     n, k, m = panel.shape
-    chunk_size = chunk_size or replicate_chunk(n_replicates, n + 8 * k * m)
+    chunk_size = chunk_size or replicate_chunk(n_replicates, 4 * n + 12 * k * m)
     outcomes = {"Raw": ([], []), "CBC": ([], [])}  # per method: correct, regret chunks
     for bootstrap in task_bootstrap_chunks(n, n_replicates, np.random.default_rng(seed),
                                            chunk_size):
