@@ -85,6 +85,43 @@ def task_bootstrap(n_tasks: int, n_replicates: int, rng,
     return TaskBootstrap(counts=counts, oob=counts == 0, row_permutations=perms)
 
 
+MEMORY_BUDGET = 64 * 2 ** 20
+"""Bytes of working arrays per chunk of replicates that the chunked analyses aim for."""
+
+ROW_BLOCK = 64
+"""Replicates per matrix product in :func:`weighted_cell_means`. A BLAS product's rounding can
+depend on the number of rows it is given, so the cell means are always computed in blocks of
+this many replicates: chunks of a multiple of it then give bit-identical cell means."""
+
+
+def replicate_chunk(n_replicates: int, per_replicate: int, budget: int = MEMORY_BUDGET) -> int:
+    """How many replicates to process at once so that ``per_replicate`` float64 values each
+    stay within ``budget`` bytes: a multiple of :data:`ROW_BLOCK` (at least one block), or
+    all ``n_replicates`` if they fit."""
+    fit = budget // (8 * max(per_replicate, 1))
+    if fit >= n_replicates:
+        return n_replicates
+    return int(max(ROW_BLOCK, fit // ROW_BLOCK * ROW_BLOCK))
+
+
+def task_bootstrap_chunks(n_tasks: int, n_replicates: int, rng, chunk_size: int,
+                          row_permutations: tuple[int, int] | None = None):
+    """:func:`task_bootstrap` in consecutive chunks of at most ``chunk_size`` replicates.
+
+    Every chunk is drawn from the same generator in order, so the chunks together are exactly
+    ``task_bootstrap(n_tasks, n_replicates, rng, row_permutations)`` (the generator's stream
+    is continuous across calls) while only one chunk is in memory: memory is bounded whatever
+    the number of replicates. With ``chunk_size`` a multiple of :data:`ROW_BLOCK` the cell
+    means, and so every result, are bit-identical to one chunk's.
+    """
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
+    rng = np.random.default_rng(rng)
+    for start in range(0, n_replicates, chunk_size):
+        yield task_bootstrap(n_tasks, min(chunk_size, n_replicates - start), rng,
+                             row_permutations)
+
+
 def weighted_cell_means(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """``(R, k, m)`` cell means ``sum_t w[r,t] T[t,l,b] / sum_t w[r,t]`` over finite ``T`` only.
 
@@ -95,11 +132,21 @@ def weighted_cell_means(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     n = values.shape[0]
     finite = np.isfinite(values).reshape(n, -1)
     w = np.asarray(weights, dtype=float)
-    total = w @ np.where(finite, values.reshape(n, -1), 0.0)
-    mass = w @ finite if not finite.all() else w.sum(axis=1, keepdims=True)
+    total = _blocked_product(w, np.where(finite, values.reshape(n, -1), 0.0))
+    mass = _blocked_product(w, finite) if not finite.all() else w.sum(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(mass > 0, total / np.where(mass > 0, mass, 1.0), np.nan)
     return means.reshape(w.shape[0], *values.shape[1:])
+
+
+def _blocked_product(w: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``w @ x`` computed :data:`ROW_BLOCK` rows of ``w`` at a time (see there for why)."""
+    if len(w) <= ROW_BLOCK:
+        return w @ x
+    out = np.empty((len(w), x.shape[1]))
+    for start in range(0, len(w), ROW_BLOCK):
+        np.matmul(w[start:start + ROW_BLOCK], x, out=out[start:start + ROW_BLOCK])
+    return out
 
 
 def pairwise_tau(matrix: np.ndarray, tie_rtol: float = 1e-10) -> np.ndarray:

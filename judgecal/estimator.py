@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import scipy.stats
 
 from .panel import Panel, nanmean
 
@@ -53,6 +52,8 @@ def double_center_weighted(cell_means: np.ndarray) -> np.ndarray:
 
 def rank_within_language(matrix: np.ndarray) -> np.ndarray:
     """Rank of each backbone within its language row, 1 = highest score (ties share the min)."""
+    import scipy.stats  # here, not at the top: most steps never rank, and it costs ~0.5 s
+
     return scipy.stats.rankdata(-matrix, method="min", axis=-1).astype(int)
 
 

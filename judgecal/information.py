@@ -38,7 +38,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import scipy.spatial
 from scipy.special import digamma
 
 CONVENTIONS = ("protocol", "sklearn")
@@ -333,6 +332,8 @@ def ksg_cmi(x, y, z, k: int = 3) -> float:
     A labelled alternative to the stratum-wise Ross estimate when the conditioning variables
     are not discrete.
     """
+    import scipy.spatial  # here, not at the top: the workflow's CMI steps never need it
+
     x, y, z = (np.asarray(v, dtype=float).reshape(len(v), -1) for v in (x, y, z))
     n = len(x)
     if not len(y) == len(z) == n:

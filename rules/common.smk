@@ -282,9 +282,46 @@ FIGURES = {
 }
 
 
-def figure_inputs(wildcards):
-    inputs = FIGURES[wildcards.figure][1]
-    return {name: f"results/{wildcards.panel}/{path}" for name, path in inputs.items()}
+def panel_figures(name):
+    """The figures of FIGURES that panel ``name``'s analyses make, in FIGURES order."""
+    return [
+        figure
+        for figure, (analysis, _) in FIGURES.items()
+        if name
+        in (panels_with(analysis) if analysis != "judge_ls" else verdict_panels())
+    ]
+
+
+def figure_tables(name):
+    """figure -> {argument: its input table} for every figure of panel ``name``."""
+    return {
+        figure: {
+            arg: f"results/{name}/{path}" for arg, path in FIGURES[figure][1].items()
+        }
+        for figure in panel_figures(name)
+    }
+
+
+def figure_table_files(name):
+    """The distinct input tables of panel ``name``'s figures."""
+    return sorted(
+        {path for args in figure_tables(name).values() for path in args.values()}
+    )
+
+
+def figure_outputs(name):
+    """Output name -> file: the figure's PNG (in the report, captioned) and its SVG."""
+    outputs = {}
+    for figure in panel_figures(name):
+        outputs[figure] = report(
+            f"results/{name}/figures/{figure}.png",
+            caption=f"../report/figures/{figure}.rst",
+            category="2. Figures",
+            subcategory=name,
+            labels={"panel": name, "figure": figure},
+        )
+        outputs[f"{figure}_svg"] = f"results/{name}/figures/{figure}.svg"
+    return outputs
 
 
 def figure_targets():

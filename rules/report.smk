@@ -3,33 +3,32 @@
 
 localrules:
     claims,
-    figure,
     simulation_figure,
 
 
-rule figure:
-    input:
-        unpack(figure_inputs),
-    output:
-        png=report(
-            "results/{panel}/figures/{figure}.png",
-            caption="../report/figure.rst",
-            category="2. Figures",
-            subcategory="{panel}",
-            labels={"panel": "{panel}", "figure": "{figure}"},
-        ),
-        svg="results/{panel}/figures/{figure}.svg",
-    log:
-        "results/{panel}/logs/figure_{figure}.log",
-    wildcard_constraints:
-        figure="|".join(FIGURES),
-    conda:
-        "../environment.yml"
-    params:
-        kind=lambda wc: PANELS[wc.panel]["kind"],
-        claims=CLAIMS_FILE,
-    script:
-        "../workflow_scripts/figure.py"
+# One job per panel draws all of its figures: matplotlib is imported once per panel instead of
+# once per figure, and each analysis stays its own target (a figure file is a target too).
+for _name in [name for name in PANELS if panel_figures(name)]:
+
+    rule:
+        name:
+            f"figures_{_name}"
+        input:
+            figure_table_files(_name),
+        output:
+            **figure_outputs(_name),
+        log:
+            f"results/{_name}/logs/figures.log",
+        localrule: True
+        conda:
+            "../environment.yml"
+        params:
+            panel=_name,
+            kind=PANELS[_name]["kind"],
+            tables=figure_tables(_name),
+            claims=CLAIMS_FILE,
+        script:
+            "../workflow_scripts/figure.py"
 
 
 rule simulation_figure:

@@ -109,3 +109,61 @@ def test_weighted_cell_means_equal_explicit_resampling():
 def test_full_fit_bootstrap():
     full = TaskBootstrap.full_fit(4)
     assert full.counts.tolist() == [[1, 1, 1, 1]] and full.oob.all()
+
+
+# --- chunked replicates (issue 15): bounded memory, the same result as one chunk ---------------
+from judgecal.bootstrap import replicate_chunk, task_bootstrap_chunks  # noqa: E402
+
+
+@pytest.mark.parametrize("permutations", [None, (4, 3)])
+def test_chunks_are_the_one_call_stream(permutations):
+    whole = task_bootstrap(11, 50, np.random.default_rng(3), row_permutations=permutations)
+    chunks = list(task_bootstrap_chunks(11, 50, np.random.default_rng(3), 7, permutations))
+    assert [len(c.counts) for c in chunks] == [7] * 7 + [1]
+    np.testing.assert_array_equal(np.concatenate([c.counts for c in chunks]), whole.counts)
+    if permutations:
+        np.testing.assert_array_equal(np.concatenate([c.row_permutations for c in chunks]),
+                                      whole.row_permutations)
+
+
+def test_replicate_chunk_respects_the_budget():
+    assert replicate_chunk(1000, 10, budget=8 * 10 * 200) == 192   # whole row blocks
+    assert replicate_chunk(1000, 10 ** 9, budget=1) == 64          # at least one block
+    assert replicate_chunk(30, 1) == 30                            # all, if they fit
+
+
+def _synthetic_with_runs():
+    from judgecal.io import build_panel
+    from judgecal.synthetic import simulate_panel
+    draw = simulate_panel(5, n_tasks=20, n_languages=4, n_backbones=3, n_frameworks=2,
+                          requirements_per_task=3)
+    return build_panel(draw.runs, "s"), draw.runs, draw.requirements
+
+
+def test_cell_means_are_bit_identical_in_chunks_of_row_blocks():
+    values = np.round(np.random.default_rng(1).random((40, 6, 5)) * 30) / 3  # tie-prone
+    counts = task_bootstrap(40, 500, 2).counts
+    whole = weighted_cell_means(values, counts)
+    parts = [weighted_cell_means(values, counts[i:i + 128]) for i in range(0, 500, 128)]
+    np.testing.assert_array_equal(np.concatenate(parts), whole)
+
+
+def test_heldout_and_decisions_do_not_depend_on_the_chunk_size():
+    from judgecal.heldout import decision_agreement, heldout_replicates
+    panel, runs, requirements = _synthetic_with_runs()
+    whole = heldout_replicates(panel, None, 200, 7, runs=runs, requirements=requirements)
+    assert whole["method"].nunique() == 14 and replicate_chunk(200, 10_000) == 200
+    chunked = heldout_replicates(panel, None, 200, 7, runs=runs, requirements=requirements,
+                                 chunk_size=64)
+    np.testing.assert_array_equal(chunked["tau"], whole["tau"])
+    assert chunked.drop(columns="tau").equals(whole.drop(columns="tau"))
+    assert decision_agreement(panel, 200, 307, chunk_size=64) == decision_agreement(panel, 200, 307)
+
+
+def test_band_does_not_depend_on_the_chunk_size():
+    from judgecal.diagnostics import bootstrap_band
+    panel = _synthetic_with_runs()[0]
+    whole, chunked = bootstrap_band(panel, 300, 4), bootstrap_band(panel, 300, 4, chunk_size=128)
+    assert chunked.critical_value == whole.critical_value
+    assert chunked.max_dev_radius == whole.max_dev_radius
+    assert chunked.frame.equals(whole.frame)

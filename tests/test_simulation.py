@@ -29,3 +29,64 @@ def test_planted_three_way_effect_is_detected():
     row = simulate_scenario("three_way", dict(BASE, three_way_sd=4.0), 30, seed=7,
                             band_replicates=200)
     assert row["three_way_detection"] > 0.9
+
+
+# --- the stacked engine against the per-panel functions it vectorises ----------------------------
+from judgecal.bootstrap import task_bootstrap  # noqa: E402
+from judgecal.diagnostics import bootstrap_band, three_way_anova  # noqa: E402
+from judgecal.estimator import residual_sd  # noqa: E402
+from judgecal.io import build_panel  # noqa: E402
+from judgecal.simulation import (draw_panels, stacked_band, stacked_residual_sd,  # noqa: E402
+                                 stacked_three_way_p, task_bootstrap_counts)
+from judgecal.synthetic import simulate_panel  # noqa: E402
+
+SMALL = dict(BASE, n_tasks=12, n_languages=4, n_backbones=3, three_way_sd=2.0)
+
+
+@pytest.mark.parametrize("extra", [{}, {"clip": True}, {"requirements_per_task": 5}])
+def test_one_stacked_panel_is_simulate_panel(extra):
+    settings = dict(SMALL, **extra)
+    stacked = draw_panels(np.random.SeedSequence(9), 1, settings)
+    draw = simulate_panel(9, **settings)
+    runs = draw.runs.sort_values(["task", "language", "backbone", "framework"])
+    np.testing.assert_array_equal(stacked["runs"][0].ravel(), runs["score"].to_numpy())
+    np.testing.assert_array_equal(stacked["beta"][0], draw.truth["beta"].to_numpy())
+    np.testing.assert_array_equal(stacked["alpha"][0], draw.truth["alpha"].to_numpy())
+
+
+def test_stacked_band_residual_sd_and_anova_match_the_per_panel_functions():
+    panels = draw_panels(np.random.SeedSequence(4), 3, SMALL)
+    values = panels["runs"].mean(axis=-1)
+    counts = np.stack([task_bootstrap(12, 200, seed).counts for seed in range(3)])
+    band = stacked_band(values, counts, 0.9)
+    sd, p = stacked_residual_sd(values), stacked_three_way_p(panels["runs"])
+    for i in range(3):
+        panel = build_panel(simulate_panel_frame(panels["runs"][i]), "test")
+        single = bootstrap_band(panel, 200, seed=i, level=0.9)
+        np.testing.assert_allclose(band["beta"][i].ravel(), single.frame["beta"], atol=1e-12)
+        np.testing.assert_allclose(band["se"][i].ravel(), single.frame["se"], rtol=1e-12)
+        assert band["critical"][i] == pytest.approx(single.critical_value, rel=1e-9)
+        assert sd[i] == pytest.approx(residual_sd(panel.values), rel=1e-12)
+        assert p[i] == pytest.approx(three_way_anova(panels["runs"][i]).table["p"].iloc[6],
+                                     rel=1e-9, abs=1e-300)
+
+
+def simulate_panel_frame(runs):
+    """A (n, k, m, F) run array as a standard run table."""
+    import pandas as pd
+    index = pd.MultiIndex.from_product([[f"t{i:02d}" for i in range(runs.shape[0])],
+                                        [f"L{i}" for i in range(runs.shape[1])],
+                                        [f"B{i}" for i in range(runs.shape[2])],
+                                        [f"F{i}" for i in range(runs.shape[3])]],
+                                       names=["task", "language", "backbone", "framework"])
+    return pd.DataFrame({"score": runs.ravel()}, index=index).reset_index()
+
+
+def test_bootstrap_counts_are_multiplicities():
+    counts = task_bootstrap_counts(np.random.default_rng(0), 4, 50, 7)
+    assert counts.shape == (4, 50, 7) and (counts.sum(axis=-1) == 7).all()
+
+
+def test_missing_cells_are_refused():
+    with pytest.raises(ValueError, match="complete panels"):
+        simulate_scenario("m", dict(SMALL, missing_fraction=0.1), 3, seed=1)

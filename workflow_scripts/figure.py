@@ -1,4 +1,4 @@
-"""Draw one report figure of one panel from its analysis outputs (PNG and SVG)."""
+"""Draw every report figure of one panel from its analysis outputs (PNG and SVG)."""
 import json
 import logging
 
@@ -20,14 +20,11 @@ def published_taus(claims_path, panel):
             and claim["select"].get("column") == "mean"}
 
 
-def main(smk):
-    name, panel = smk.wildcards.figure, smk.wildcards.panel
-    tables = {key: (json.loads(open(path).read()) if path.endswith(".json") else read_table(path))
-              for key, path in smk.input.items()}
-    margins = smk.params.kind == "preference_margins"
-    units = "margin points" if margins else "score points"
+def draw(name, tables, panel, kind, claims_path):
+    """Figure ``name`` of ``panel`` from its input ``tables`` (argument -> table)."""
+    units = "margin points" if kind == "preference_margins" else "score points"
     title = lambda text: f"{text} ({panel})"
-    draw = {
+    builders = {
         "interaction_heatmap": lambda: figures.interaction_heatmap(
             tables["beta"], units, title=title("Language x backbone interaction β")),
         "ranking_bump_chart": lambda: figures.ranking_bump_chart(
@@ -35,7 +32,7 @@ def main(smk):
         "band_vs_radius": lambda: figures.band_vs_radius(tables["bands"], tables["summary"],
                                                          units),
         "heldout_tau": lambda: figures.heldout_tau_forest(
-            tables["tau"], published_taus(smk.params.claims, panel) or None,
+            tables["tau"], published_taus(claims_path, panel) or None,
             title=title("Held-out cross-task rank consistency")),
         "reversal_strength": lambda: figures.reversal_strength(tables["pairs"], f"{units}²"),
         "cmi_null": lambda: figures.cmi_null_histogram(tables["null"], tables["summary"]),
@@ -46,8 +43,24 @@ def main(smk):
         "judge_ls_flips": lambda: figures.judge_ls_flips(tables["flips"]),
         "judge_ls_position": lambda: figures.judge_ls_position(tables["position"]),
     }
-    figures.save_figure(draw[name](), smk.output.png, smk.output.svg)
-    log.info("%s of %s drawn", name, panel)
+    return builders[name]()
+
+
+def load(path):
+    if path.endswith(".json"):
+        with open(path) as handle:
+            return json.load(handle)
+    return read_table(path)
+
+
+def main(smk):
+    panel = smk.params.panel
+    loaded = {path: load(path) for path in smk.input}  # a table two figures share is read once
+    for name, inputs in smk.params.tables.items():
+        tables = {arg: loaded[path] for arg, path in inputs.items()}
+        fig = draw(name, tables, panel, smk.params.kind, smk.params.claims)
+        figures.save_figure(fig, smk.output[name], smk.output[f"{name}_svg"])
+        log.info("%s of %s drawn", name, panel)
 
 
 run_step(main, snakemake)

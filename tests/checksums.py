@@ -1,0 +1,104 @@
+"""SHA-256 checksums of the default configuration's outputs, and their deliberate regeneration.
+
+``tests/output_checksums.json`` holds the checksum of every file the default ``snakemake``
+run writes under ``results/``, except what legitimately changes between runs or machines (see
+:data:`EXCLUDED`). ``tests/test_output_checksums.py`` reruns the workflow from empty and compares.
+
+Regenerate only when an output is meant to change, and say why in the commit message::
+
+    python tests/checksums.py --update             # full run in a temporary directory (~1 min)
+    python tests/checksums.py --update --results results --data-dir /abs/data  # an existing run
+
+The data directory is the default config's ``data_dir``, resolved against the repository root
+(as when ``snakemake`` runs there); ``--data-dir`` overrides it. An existing run given with
+``--results`` must have been made with ``--config data_dir=<that absolute path>``.
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+STORE = REPO / "tests" / "output_checksums.json"
+EXCLUDED = (
+    "*/logs/*",            # rule logs: timestamps
+    "logs/*",
+    "*/benchmarks/*",      # rule benchmarks: timings
+    "*/inputs.json",       # input files: absolute paths, sizes, checksums
+)
+"""Glob patterns (relative to ``results/``) of outputs that are not compared."""
+
+
+def default_data_dir() -> Path:
+    """The default config's ``data_dir``, resolved against the repository root."""
+    with open(REPO / "config" / "config.yaml") as handle:
+        return (REPO / yaml.safe_load(handle)["data_dir"]).resolve()
+
+
+def output_checksums(results: Path, data_dir: Path) -> dict[str, str]:
+    """Relative path -> SHA-256 of every compared file under ``results`` (sorted by path).
+
+    Some outputs name their input files (e.g. ``cbc/summary.json``): the absolute ``data_dir``
+    of the run is replaced by ``<data_dir>`` before hashing, so the sums do not depend on where
+    the repository and its data live.
+    """
+    prefix = str(Path(data_dir).resolve()).encode()
+    sums = {}
+    for path in sorted(p for p in Path(results).rglob("*") if p.is_file()):
+        relative = path.relative_to(results).as_posix()
+        if not any(fnmatch.fnmatch(relative, pattern) for pattern in EXCLUDED):
+            content = path.read_bytes().replace(prefix, b"<data_dir>")
+            sums[relative] = hashlib.sha256(content).hexdigest()
+    return sums
+
+
+def run_default(workdir: Path, data_dir: Path, cores: int = 2) -> Path:
+    """Run the default workflow from empty in ``workdir``; returns its ``results`` folder."""
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+               "--configfile", str(REPO / "config" / "config.yaml"), "--cores", str(cores),
+               "--config", f"data_dir={Path(data_dir).resolve()}"]
+    result = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"snakemake failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return Path(workdir) / "results"
+
+
+def compare(expected: dict[str, str], actual: dict[str, str]) -> list[str]:
+    """Human-readable differences between two checksum sets (empty if equal)."""
+    problems = [f"missing: {p}" for p in expected if p not in actual]
+    problems += [f"new: {p}" for p in actual if p not in expected]
+    problems += [f"changed: {p}" for p in expected if p in actual and expected[p] != actual[p]]
+    return problems
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--update", action="store_true",
+                        help=f"write the checksums to {STORE.relative_to(REPO)}")
+    parser.add_argument("--results", type=Path,
+                        help="hash this existing results folder of a default run instead")
+    parser.add_argument("--data-dir", type=Path, help="data_dir for the run")
+    args = parser.parse_args(argv)
+    data_dir = args.data_dir or default_data_dir()
+    with tempfile.TemporaryDirectory() as tmp:
+        results = args.results or run_default(Path(tmp), data_dir)
+        sums = output_checksums(results, data_dir)
+    if args.update:
+        STORE.write_text(json.dumps({"excluded": list(EXCLUDED), "files": sums}, indent=1) + "\n")
+        print(f"wrote {len(sums)} checksums to {STORE}")
+        return 0
+    problems = compare(json.loads(STORE.read_text())["files"], sums)
+    print("\n".join(problems) or f"all {len(sums)} outputs match")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
