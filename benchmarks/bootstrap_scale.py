@@ -18,7 +18,6 @@ import os
 import time
 import tracemalloc
 
-import numpy as np
 
 from judgecal.bootstrap import MEMORY_BUDGET, replicate_chunk
 from judgecal.diagnostics import bootstrap_band

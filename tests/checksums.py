@@ -6,12 +6,13 @@ run writes under ``results/``, except what legitimately changes between runs or 
 
 Regenerate only when an output is meant to change, and say why in the commit message::
 
-    python tests/checksums.py --update             # full run in a temporary directory (~1 min)
-    python tests/checksums.py --update --results results --data-dir /abs/data  # an existing run
+    python tests/checksums.py --update                   # full run in a copy (~1 min)
+    python tests/checksums.py --update --results results # an existing default run, made at the
+                                                         # repository root with `snakemake`
 
-The data directory is the default config's ``data_dir``, resolved against the repository root
-(as when ``snakemake`` runs there); ``--data-dir`` overrides it. An existing run given with
-``--results`` must have been made with ``--config data_dir=<that absolute path>``.
+The run is the README's: ``snakemake --cores 2`` at the root of a copy of the repository, so the
+outputs name their inputs as ``data/...``. A run made with ``--config data_dir=/abs/path`` needs
+``--data-dir /abs/path`` (that prefix is replaced by ``<data_dir>`` before hashing).
 """
 from __future__ import annotations
 
@@ -19,12 +20,12 @@ import argparse
 import fnmatch
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 STORE = REPO / "tests" / "output_checksums.json"
@@ -37,38 +38,45 @@ EXCLUDED = (
 """Glob patterns (relative to ``results/``) of outputs that are not compared."""
 
 
-def default_data_dir() -> Path:
-    """The default config's ``data_dir``, resolved against the repository root."""
-    with open(REPO / "config" / "config.yaml") as handle:
-        return (REPO / yaml.safe_load(handle)["data_dir"]).resolve()
+def copy_repository(target: Path) -> Path:
+    """The repository's files (what git tracks, and new files it does not ignore) copied into
+    ``target``: a fresh clone with the working tree's changes, without results or a venv."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=REPO, capture_output=True, check=True).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        if (REPO / name).is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, target / name)
+    return target
 
 
-def output_checksums(results: Path, data_dir: Path) -> dict[str, str]:
+def output_checksums(results: Path, data_dir: Path | None = None) -> dict[str, str]:
     """Relative path -> SHA-256 of every compared file under ``results`` (sorted by path).
 
     Some outputs name their input files (e.g. ``cbc/summary.json``): the absolute ``data_dir``
     of the run is replaced by ``<data_dir>`` before hashing, so the sums do not depend on where
     the repository and its data live.
     """
-    prefix = str(Path(data_dir).resolve()).encode()
+    prefix = str(Path(data_dir).resolve()).encode() if data_dir else None
     sums = {}
     for path in sorted(p for p in Path(results).rglob("*") if p.is_file()):
         relative = path.relative_to(results).as_posix()
         if not any(fnmatch.fnmatch(relative, pattern) for pattern in EXCLUDED):
-            content = path.read_bytes().replace(prefix, b"<data_dir>")
+            content = path.read_bytes()
+            content = content.replace(prefix, b"<data_dir>") if prefix else content
             sums[relative] = hashlib.sha256(content).hexdigest()
     return sums
 
 
-def run_default(workdir: Path, data_dir: Path, cores: int = 2) -> Path:
-    """Run the default workflow from empty in ``workdir``; returns its ``results`` folder."""
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
-               "--configfile", str(REPO / "config" / "config.yaml"), "--cores", str(cores),
-               "--config", f"data_dir={Path(data_dir).resolve()}"]
-    result = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
+def run_default(workdir: Path, cores: int = 2) -> Path:
+    """``snakemake --cores 2`` from a copy of the repository in ``workdir`` (as the README runs
+    the reproduction); returns its ``results`` folder."""
+    root = copy_repository(Path(workdir) / "judgecal")
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", str(cores)], cwd=root,
+                            capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"snakemake failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
-    return Path(workdir) / "results"
+    return root / "results"
 
 
 def compare(expected: dict[str, str], actual: dict[str, str]) -> list[str]:
@@ -85,12 +93,12 @@ def main(argv=None) -> int:
                         help=f"write the checksums to {STORE.relative_to(REPO)}")
     parser.add_argument("--results", type=Path,
                         help="hash this existing results folder of a default run instead")
-    parser.add_argument("--data-dir", type=Path, help="data_dir for the run")
+    parser.add_argument("--data-dir", type=Path,
+                        help="the absolute data_dir the existing run was made with, if any")
     args = parser.parse_args(argv)
-    data_dir = args.data_dir or default_data_dir()
     with tempfile.TemporaryDirectory() as tmp:
-        results = args.results or run_default(Path(tmp), data_dir)
-        sums = output_checksums(results, data_dir)
+        results = args.results or run_default(Path(tmp))
+        sums = output_checksums(results, args.data_dir)
     if args.update:
         STORE.write_text(json.dumps({"excluded": list(EXCLUDED), "files": sums}, indent=1) + "\n")
         print(f"wrote {len(sums)} checksums to {STORE}")

@@ -70,3 +70,45 @@ def devai_panel(devai_runs) -> Panel:
     """The devai task-level panel T[t, l, b] (55 x 8 x 6) in the published order."""
     from judgecal import io
     return io.build_panel(devai_runs, "devai", DEVAI_LANGUAGES, DEVAI_BACKBONES)
+
+
+# --- the README's reproduction command in a copy of the repository (issues 13 and 15) -----------
+def _user_environment():
+    """The environment of a new shell: no project virtualenv, no PYTHONPATH."""
+    import os
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv:
+        env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
+                                      if not p.startswith(venv))
+    return env
+
+
+def readme_command(prefix: str) -> str:
+    """The README's first command line starting with ``prefix``."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for line in readme.splitlines():
+        if line.startswith(prefix):
+            return line
+    raise AssertionError(f"the README has no command starting with {prefix!r}")
+
+
+def run_as_user(command: str, cwd: Path, timeout: int):
+    """``command`` in bash, in a new shell's environment; fails the test with its output."""
+    import subprocess
+    result = subprocess.run(["bash", "-c", command], cwd=cwd, env=_user_environment(),
+                            capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result
+
+
+@pytest.fixture(scope="session")
+def readme_reproduction(tmp_path_factory) -> Path:
+    """A copy of the repository alone in an empty folder (no results, no venv, nothing beside
+    it) in which the README's first command (install and full reproduction) ran as written."""
+    from checksums import copy_repository
+    root = copy_repository(tmp_path_factory.mktemp("fresh") / "judgecal")
+    assert [p.name for p in root.parent.iterdir()] == ["judgecal"]
+    run_as_user(readme_command("python3 -m venv .venv && . .venv/bin/activate && pip install -q "
+                               "-r requirements.txt"), root, timeout=1500)
+    return root

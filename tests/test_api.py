@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 import judgecal
-from conftest import DEVAI_DIR, MREWARDBENCH_DIR, DATA
+from conftest import DATA, DEVAI_DIR
 from judgecal import io
 from judgecal.scripting import write_csv
 from judgecal.synthetic import simulate_panel
