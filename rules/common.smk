@@ -1,4 +1,5 @@
 # Input functions, target lists and wildcard constraints shared by every stage.
+import re
 import zlib
 from pathlib import Path
 
@@ -292,21 +293,27 @@ def panel_figures(name):
     ]
 
 
+def table_key(path):
+    """An input name for an analysis output: `cbc/beta.csv` -> `cbc_beta_csv`."""
+    return re.sub(r"\W", "_", path)
+
+
 def figure_tables(name):
-    """figure -> {argument: its input table} for every figure of panel ``name``."""
+    """figure -> {argument: the input name of its table} for every figure of panel ``name``."""
     return {
-        figure: {
-            arg: f"results/{name}/{path}" for arg, path in FIGURES[figure][1].items()
-        }
+        figure: {arg: table_key(path) for arg, path in FIGURES[figure][1].items()}
         for figure in panel_figures(name)
     }
 
 
 def figure_table_files(name):
-    """The distinct input tables of panel ``name``'s figures."""
-    return sorted(
-        {path for args in figure_tables(name).values() for path in args.values()}
-    )
+    """Input name -> file of the distinct tables panel ``name``'s figures read (named, so a
+    module prefix on the paths changes nothing for the script)."""
+    return {
+        table_key(path): f"results/{name}/{path}"
+        for figure in panel_figures(name)
+        for path in FIGURES[figure][1].values()
+    }
 
 
 def figure_outputs(name):

@@ -14,7 +14,7 @@ for _name in [name for name in PANELS if panel_figures(name)]:
         name:
             f"figures_{_name}"
         input:
-            figure_table_files(_name),
+            **figure_table_files(_name),
         output:
             **figure_outputs(_name),
         log:

@@ -176,6 +176,12 @@ def declared_outputs() -> set[str]:
             if block_indent is not None:
                 for path in re.findall(r"""["'](results/[^"']+)["']""", line):
                     paths.add(re.sub(r"\{(\w+),[^}]*\}", r"{\1}", path))
+    # the figures jobs (one rule per panel) take their outputs from common.smk's figure_outputs
+    common = (REPO / "rules" / "common.smk").read_text()
+    figures = common[common.index("def figure_outputs("):]
+    figures = figures[:figures.index("\ndef ", 1)]
+    for path in re.findall(r"""f["'](results/[^"']+)["']""", figures):
+        paths.add(path.replace("{name}", "{panel}"))
     return paths
 
 

@@ -55,9 +55,10 @@ def load(path):
 
 def main(smk):
     panel = smk.params.panel
-    loaded = {path: load(path) for path in smk.input}  # a table two figures share is read once
+    # every table once (two figures may share one), by input name
+    loaded = {key: load(path) for key, path in smk.input.items()}
     for name, inputs in smk.params.tables.items():
-        tables = {arg: loaded[path] for arg, path in inputs.items()}
+        tables = {arg: loaded[key] for arg, key in inputs.items()}
         fig = draw(name, tables, panel, smk.params.kind, smk.params.claims)
         figures.save_figure(fig, smk.output[name], smk.output[f"{name}_svg"])
         log.info("%s of %s drawn", name, panel)
