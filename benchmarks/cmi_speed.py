@@ -1,4 +1,4 @@
-"""Speed of the CMI permutation null: 330 strata x 500 permutations (METHODS.md section 6).
+"""Speed of the CMI permutation null: 330 strata x 500 permutations (docs/methods.md section 6).
 
 Run: ``python benchmarks/cmi_speed.py [--permutations 500] [--sklearn-permutations 3]``.
 

@@ -1,7 +1,7 @@
 """Ablations of CBC and leave-one-language-out (LOLO) extrapolation.
 
 CBC paper, appendix A (backbone subsets), appendix B.2 (task count, requirement types) and the
-limitations of section 8 (LOLO); METHODS.md section 5. Every analysis
+limitations of section 8 (LOLO); docs/methods.md section 5. Every analysis
 is a held-out evaluation in the sense of section 2: cell means ``M_tr`` from the (weighted)
 in-bag tasks fit ``beta = double_center(M_tr)``, and the out-of-bag cell means ``M_ev`` are
 scored by the mean Kendall tau-b between language rows, raw (``M_ev``) and calibrated
@@ -82,7 +82,7 @@ def task_count_ablation(panel: Panel, n_values=(10, 20, 30, 40, 55), n_replicate
     score the subset's OOB cell means. Error of a replicate: ``mean_{l,b} |beta - beta_full|``
     against the full-panel fit (and against ``beta_true`` if given). The radius is the
     finite-sample radius ``sigma sqrt(2 (1-1/m)(1-1/k) ln(2mk/eps) / n)`` with sigma the total
-    SD (ddof 0) of the panel's scores (METHODS.md section 1). Both shrink like ``1/sqrt(n)``.
+    SD (ddof 0) of the panel's scores (docs/methods.md section 1). Both shrink like ``1/sqrt(n)``.
 
     ``beta_true``: the planted interaction of a synthetic panel, a ``(k, m)`` array in the
     panel's order or a languages x backbones DataFrame (aligned by label).
@@ -204,7 +204,7 @@ def requirement_type_ablation(requirements: pd.DataFrame, requirement_types: pd.
     n_requirements, raw_tau, raw_tau_low, raw_tau_high, cbc_tau, cbc_tau_low, cbc_tau_high
     (means and 2.5 / 97.5 percentiles over replicates). DevAI (seed 7): operational .771 ->
     .787, semantic .734 -> .829; published .770 -> .789 and .737 -> .840, whose exact stream
-    is not known (METHODS.md section 5).
+    is not known (docs/methods.md section 5).
     """
     groups = dict(DEFAULT_REQUIREMENT_GROUPS if groups is None else groups)
     typed = _typed_requirements(requirements, requirement_types)

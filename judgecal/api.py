@@ -48,7 +48,7 @@ def prepare_runs(runs: pd.DataFrame, *, task: str = "task", language: str = "lan
                  source="runs") -> tuple[pd.DataFrame, Panel]:
     """Validate a run table and average its runs over frameworks into the panel ``T[t, l, b]``.
 
-    The workflow's ingest step (METHODS.md section 0): columns renamed to the standard names,
+    The workflow's ingest step (docs/methods.md section 0): columns renamed to the standard names,
     checked (:func:`judgecal.io.validate_runs`: keys, numeric scores in ``score_range``, NaN
     scores an error unless ``missing="omit"``), then averaged per task x language x backbone cell
     (:func:`judgecal.io.build_panel`; missing cells allowed only with ``missing="omit"``).
@@ -138,7 +138,7 @@ def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "langua
               estimator: str | None = None, eps: float = 0.05, source="runs") -> Calibration:
     """CBC: ``beta[l, b] = M[l, b] - M[., b] - M[l, .] + M[., .]`` of the cell means, ``T - beta``.
 
-    CBC paper, section 3; METHODS.md section 1 (radius: the finite-sample proposition, at level
+    CBC paper, section 3; docs/methods.md section 1 (radius: the finite-sample proposition, at level
     ``eps``). On an incomplete panel (``missing="omit"``) beta is estimated by least squares
     unless ``estimator`` names another of :data:`judgecal.missing.METHODS`;
     ``summary["estimator"]`` says which. R^2 is that of the run-level one-hot OLS models of
@@ -228,7 +228,7 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
     """Table 2: each method fitted on the in-bag tasks of a task bootstrap, scored out of bag.
 
     Score of a replicate: mean pairwise Kendall tau-b across languages of the backbone order the
-    method gives on the out-of-bag cell means (CBC paper, section 5; METHODS.md section 2; the
+    method gives on the out-of-bag cell means (CBC paper, section 5; docs/methods.md section 2; the
     protocol's stream ``default_rng(seed)``). ``methods``: names of
     :data:`judgecal.baselines.METHODS` (None: all). Dawid-Skene uses run verdicts
     ``score == 100`` (``run_verdicts=False`` for scores that are not pass rates) and, for its
@@ -286,7 +286,7 @@ def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, 
     ``delta = max(0, -d(a) d(b))``; intersection-union p of two one-sided task t-tests,
     Benjamini-Hochberg q at ``fdr``; the global test compares the reversal count with
     ``permutations`` within-(task, backbone) residual permutations of the additive fit (CBC
-    paper, sections 3.2 and 5; METHODS.md section 4).
+    paper, sections 3.2 and 5; docs/methods.md section 4).
     """
     _, panel = prepare_runs(runs, task=task, language=language, backbone=backbone, score=score,
                             framework=framework, languages=languages, backbones=backbones,
@@ -358,7 +358,7 @@ def cmi_test(runs: pd.DataFrame, *, k: int = 2, permutations: int = 500, shards:
 
     Tested against ``permutations`` within-stratum shuffles of the language labels (drawn in
     ``shards`` independent streams, as the workflow's shard jobs do; ``null`` passes draws
-    already computed); debiased = observed - null (CBC paper, section 6; METHODS.md section 6).
+    already computed); debiased = observed - null (CBC paper, section 6; docs/methods.md section 6).
     Needs repeated runs (frameworks) per cell.
     """
     checked, panel = prepare_runs(runs, task=task, language=language, backbone=backbone,
@@ -440,7 +440,7 @@ def judge_ls(verdicts: pd.DataFrame, *, reference: str = "en", conditions=None,
     One row per judgment (item, subset, judge, condition, order, verdict, gold; ``columns`` maps
     standard name -> your column); verdicts are mapped back to original output indices and
     compared across conditions on the same item and order, with Wilson intervals and exact
-    McNemar tests (Judge-LS paper, arXiv 2606.14278; METHODS.md section 8). ``variant_texts``:
+    McNemar tests (Judge-LS paper, arXiv 2606.14278; docs/methods.md section 8). ``variant_texts``:
     condition -> (texts, ``full`` | ``code_switched``) audited against ``reference_texts``
     with ``audit`` thresholds (an :class:`~judgecal.judge_ls.AuditThresholds` or its fields).
     """

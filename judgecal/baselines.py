@@ -1,6 +1,6 @@
 """The calibration methods compared in the held-out evaluation (Table 2), behind one interface.
 
-CBC paper, section 5 and appendix D (METHODS.md section 2). Every method maps a
+CBC paper, section 5 and appendix D (docs/methods.md section 2). Every method maps a
 :class:`HeldoutContext` (the OOB cell means ``M_ev``, the weighted in-bag cell means ``M_tr``, the
 bootstrap, the panel, ...) to one language x backbone matrix per replicate, ``X`` of shape
 ``(R, k, m)``; the held-out score of a replicate is the mean pairwise Kendall tau-b of the rows
@@ -424,7 +424,7 @@ def dawid_skene(labels: np.ndarray, fit: np.ndarray, max_iter: int = 25, tol: fl
 
     ``labels`` (I, A) in {0, 1} with NaN = no verdict; ``fit`` (R, I) bool selects each
     replicate's training items (the protocol: the distinct in-bag items, multiplicities
-    unused). Protocol (METHODS section 2): initial posterior = the item's mean verdict clipped
+    unused). Protocol (docs/methods.md section 2): initial posterior = the item's mean verdict clipped
     to ``[init_clip, 1 - init_clip]``; then repeat at most ``max_iter`` times: M step with
     Laplace smoothing ``smoothing`` (sums over training items and given verdicts),
 
@@ -448,7 +448,7 @@ def dawid_skene(labels: np.ndarray, fit: np.ndarray, max_iter: int = 25, tol: fl
 def dawid_skene_scores(items: BinaryItems, bootstrap: TaskBootstrap, max_iter: int = 25,
                        tol: float = 1e-6, smoothing: float = 1.0, clip: float = 1e-4,
                        init_clip: float = 1e-3) -> np.ndarray:
-    """Held-out Dawid-Skene score matrix ``(R, k, m)`` (protocol, METHODS section 2).
+    """Held-out Dawid-Skene score matrix ``(R, k, m)`` (protocol, docs/methods.md section 2).
 
     EM (:func:`dawid_skene`) fitted on the distinct in-bag items; the score of annotator
     (l, b) is 100 x the mean over its OOB items of the posterior probability that the latent

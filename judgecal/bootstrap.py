@@ -1,6 +1,6 @@
 """The task bootstrap shared by every held-out analysis, and the vectorised rank-consistency score.
 
-CBC paper, section 5 (held-out cross-task rank consistency; METHODS.md section 2). A replicate
+CBC paper, section 5 (held-out cross-task rank consistency; docs/methods.md section 2). A replicate
 draws ``n`` tasks with replacement: the in-bag multiplicities ``w[r, t]`` weight the training
 cell means ``M_tr[r] = sum_t w T / sum_t w`` and the tasks never drawn (out-of-bag, OOB) give
 the evaluation means ``M_ev[r]``. The score of a ``(language, backbone)`` matrix is the mean

@@ -1,6 +1,6 @@
 """The CBC estimator: double-centring of the language x backbone cell-mean matrix.
 
-CBC paper, section 3 (METHODS.md section 1). With cell means ``M[l, b]``,
+CBC paper, section 3 (docs/methods.md section 1). With cell means ``M[l, b]``,
 
     beta[l, b] = M[l, b] - M[., b] - M[l, .] + M[., .]
     T_cbc[t, l, b] = T[t, l, b] - beta[l, b]

@@ -1,6 +1,6 @@
 """External panel (M-RewardBench margins): judge-aware Bradley-Terry-Luce and the human anchor.
 
-CBC paper, external validation (METHODS.md section 7). Items play the role of tasks, the
+CBC paper, external validation (docs/methods.md section 7). Items play the role of tasks, the
 evaluators are the backbones and the score is the preference margin ``chosen - rejected``;
 missing margins are NaN and are left out of every mean and every comparison (never a tie).
 

@@ -1,7 +1,7 @@
 """Figures of the reproduction report (issue 8): one function per figure, each returning a Figure.
 
 Every function takes the tidy table(s) a workflow step writes (the columns are listed in its
-docstring; the section of METHODS.md / the CBC paper it illustrates is named there too),
+docstring; the section of docs/methods.md / the CBC paper it illustrates is named there too),
 validates the columns it needs, and returns a :class:`matplotlib.figure.Figure` built without
 pyplot: no global figure state is created, so nothing needs closing and nothing leaks between
 calls. The layout is computed when the figure is built and then fixed (so saving is byte-stable);
@@ -144,7 +144,7 @@ def _interval_dots(ax, y, value, low, high, label=None, **style) -> None:
         ax.plot([], [], color=color, linewidth=1.4, markersize=5, label=label, **style)
 
 
-# --- CBC estimator and bands (METHODS.md section 1) ---------------------------------------------
+# --- CBC estimator and bands (docs/methods.md section 1) ------------------------------------------
 @_styled
 def interaction_heatmap(beta: pd.DataFrame, units: str = "score points",
                         decimals: int | None = None, title: str | None = None) -> Figure:
@@ -188,7 +188,7 @@ def band_vs_radius(bands: pd.DataFrame, summary: dict, units: str = "score point
     ``bands``: columns language, backbone, beta, band_low, band_high (``cbc/bands.csv``);
     ``summary``: ``cbc/bands.json`` with radius_total_sd and radius_residual_sd (the Gaussian
     union-bound radius ``sigma sqrt(2 (1-1/m)(1-1/k) ln(2mk/eps) / n)`` with the total-SD and
-    the residual-SD sigma; METHODS.md section 1), optional level and critical_value. The radii
+    the residual-SD sigma; docs/methods.md section 1), optional level and critical_value. The radii
     are drawn around 0 (shaded: residual SD, dashed: total SD): a cell outside them differs from
     0 by the union bound. Filled markers: the band excludes 0. Cells are grouped by language.
     """
@@ -248,7 +248,7 @@ def band_vs_radius(bands: pd.DataFrame, summary: dict, units: str = "score point
     return fig
 
 
-# --- rankings, held-out tau, reversal (METHODS.md sections 2 and 4) -------------------------------
+# --- rankings, held-out tau, reversal (docs/methods.md sections 2 and 4) --------------------------
 @_styled
 def ranking_bump_chart(rankings: pd.DataFrame, title: str | None = None) -> Figure:
     """Rank of each backbone within each language, raw (left) vs CBC-calibrated (right).
@@ -289,7 +289,7 @@ def heldout_tau_forest(tau: pd.DataFrame, published: dict | None = None,
     """Held-out Kendall tau per method: mean and bootstrap interval, sorted by mean (best on top).
 
     ``tau``: columns method, mean, ci_low, ci_high (``heldout/tau.csv``: mean and 2.5/97.5
-    percentiles over task bootstraps of the mean tau-b across language pairs; METHODS.md
+    percentiles over task bootstraps of the mean tau-b across language pairs; docs/methods.md
     section 2, paper Table 2). ``published``: optional method -> published mean, drawn as hollow
     diamonds (methods absent from ``tau`` are ignored). The value and interval are printed at
     the right; a method without a mean is listed as "not available".
@@ -327,7 +327,7 @@ def reversal_strength(pairs: pd.DataFrame, units: str = "score points²",
     """Reversal strength ``delta = max(0, -d(a) d(b))`` per backbone pair, sorted, by significance.
 
     ``pairs``: columns backbone_i, backbone_j, witness_a, witness_b, delta, q_value, reversed,
-    significant (``reversal/pairs.csv``; METHODS.md section 4). Bars are coloured by
+    significant (``reversal/pairs.csv``; docs/methods.md section 4). Bars are coloured by
     ``significant`` (BH q <= FDR); the labels give the witness languages (a / b) of reversed
     pairs, and the bar ends the q-value.
     """
@@ -360,14 +360,14 @@ def reversal_strength(pairs: pd.DataFrame, units: str = "score points²",
     return fig
 
 
-# --- ablations and LOLO (METHODS.md section 5) ---------------------------------------------------
+# --- ablations and LOLO (docs/methods.md section 5) -----------------------------------------------
 @_styled
 def task_count_curve(task_count: pd.DataFrame, units: str = "score points",
                      title: str | None = None) -> Figure:
     """Held-out tau and beta error against the number of tasks n, with the finite-sample radius.
 
     ``task_count``: columns n_tasks, tau_mean, tau_sd, raw_tau_mean, error_mean, error_sd, radius,
-    optional error_true_mean, error_true_sd (``ablations/task_count.csv``; METHODS.md section 5).
+    optional error_true_mean, error_true_sd (``ablations/task_count.csv``; docs/methods.md section 5).
     Left: CBC tau (mean, band +- 1 SD over replicates) and raw tau. Right, log-log: error = mean
     over cells of ``|beta_n - beta_full|`` (+- SD), the radius, and the reference ``c / sqrt(n)``
     with c fitted through the error at the largest n.
@@ -417,7 +417,7 @@ def backbone_subsets_panel(subsets: pd.DataFrame, seed: int = 0,
     """Held-out CBC tau on every backbone subset, by subset size.
 
     ``subsets``: columns level, size, tau_mean, tau_sd, optional n_subsets and raw_tau_mean
-    (``ablations/backbone_subsets.csv``; METHODS.md section 5): rows ``level == "subset"`` (mean
+    (``ablations/backbone_subsets.csv``; docs/methods.md section 5): rows ``level == "subset"`` (mean
     over replicates of one subset) are drawn as horizontally jittered points (jitter from
     ``seed``), rows ``level == "size"`` as the mean +- SD across subsets, with the raw mean.
     """
@@ -455,7 +455,7 @@ def lolo_panel(lolo: pd.DataFrame, title: str | None = None) -> Figure:
     """Leave-one-language-out: raw vs zero-shot CBC tau of each held-out language, with intervals.
 
     ``lolo``: columns language, raw_tau, raw_tau_low, raw_tau_high, cbc_tau, cbc_tau_low,
-    cbc_tau_high (``lolo/lolo.csv``; METHODS.md section 5): tau between the held-out language's
+    cbc_tau_high (``lolo/lolo.csv``; docs/methods.md section 5): tau between the held-out language's
     calibrated row (``beta(h, .) = 0``) and each retained row. The row ``language == "overall"``
     (mean over languages) is drawn last, below a separator, with larger markers.
     """
@@ -516,7 +516,7 @@ def deletion_mae(mae: pd.DataFrame, units: str = "score points",
     return fig
 
 
-# --- conditional mutual information (METHODS.md section 6) --------------------------------------
+# --- conditional mutual information (docs/methods.md section 6) -----------------------------------
 @_styled
 def cmi_null_histogram(null: pd.DataFrame, summary: dict, bins: int = 30,
                        title: str | None = None) -> Figure:
@@ -524,7 +524,7 @@ def cmi_null_histogram(null: pd.DataFrame, summary: dict, bins: int = 30,
 
     ``null``: columns convention, statistic (``information/null.parquet``: the statistic of each
     within-stratum label permutation); ``summary``: ``information/cmi.json``, one entry per
-    convention with observed, p_value and optional debiased, band_low, band_high (METHODS.md
+    convention with observed, p_value and optional debiased, band_low, band_high (docs/methods.md
     section 6: debiased = observed - null, band = 2.5/97.5 percentiles of the debiased values).
     """
     _require(null, ["convention", "statistic"], "cmi_null_histogram")
@@ -559,7 +559,7 @@ def cmi_null_histogram(null: pd.DataFrame, summary: dict, bins: int = 30,
     return fig
 
 
-# --- Judge-LS (METHODS.md section 8) ------------------------------------------------------------
+# --- Judge-LS (docs/methods.md section 8) ---------------------------------------------------------
 @_styled
 def judge_ls_flips(flips: pd.DataFrame, title: str | None = None) -> Figure:
     """Flip rate per judge and target condition, pooled subsets, item-clustered 95% intervals.

@@ -1,6 +1,6 @@
 """Held-out cross-task rank consistency (Table 2) and decision-level agreement with the oracle.
 
-CBC paper, section 5 (METHODS.md sections 2 and 3). Each replicate of a task bootstrap fits a
+CBC paper, section 5 (docs/methods.md sections 2 and 3). Each replicate of a task bootstrap fits a
 method on the in-bag tasks and scores it on the out-of-bag tasks by the mean pairwise Kendall
 tau-b across languages (:mod:`judgecal.bootstrap`); the methods are those of
 :data:`judgecal.baselines.METHODS`. Published DevAI values (1,000 replicates, seed 7): Raw 0.650

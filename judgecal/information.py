@@ -1,6 +1,6 @@
 """Conditional mutual information I(Score; Language | Backbone, Task) and its permutation test.
 
-CBC paper, section 6 (METHODS.md section 6). The conditioning variables are discrete, so the
+CBC paper, section 6 (docs/methods.md section 6). The conditioning variables are discrete, so the
 CMI is the mean over strata s = (task, backbone) of the mutual information between the
 continuous run score and the discrete language inside the stratum, estimated by Ross (2014),
 "Mutual information between discrete and continuous data sets", PLoS ONE 9(2):

@@ -1,6 +1,6 @@
 """Flattening the upstream Agent-as-a-Judge judgment tree into a requirement table.
 
-The DevAI panel of the CBC paper (METHODS.md section 0) was judged with Agent-as-a-Judge, which
+The DevAI panel of the CBC paper (docs/methods.md section 0) was judged with Agent-as-a-Judge, which
 writes one JSON per run under
 
     <root>/<backbone>/<Language>/<Framework>/judgment/<Framework>/agent_as_a_judge/gray_box/<task>.json

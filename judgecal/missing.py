@@ -1,6 +1,6 @@
 """The CBC interaction on incomplete panels, and parse failures treated as missing.
 
-CBC (paper, section 3; METHODS.md section 1) double-centres the cell means of a complete,
+CBC (paper, section 3; docs/methods.md section 1) double-centres the cell means of a complete,
 balanced panel. With missing task x language x backbone cells, cell means over different task
 sets mix task difficulty into beta. Three estimators of ``beta[l, b]`` from ``T[t, l, b]`` with
 NaN for missing cells (issue 10, part 1):

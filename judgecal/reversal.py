@@ -1,6 +1,6 @@
 """Rank reversal: do two judge backbones swap order between prompt languages?
 
-CBC paper, sections 3.2 and 5 (METHODS.md section 4). With cell means ``M[l, b]`` (mean over
+CBC paper, sections 3.2 and 5 (docs/methods.md section 4). With cell means ``M[l, b]`` (mean over
 tasks of ``T[t, l, b]``, missing tasks omitted), for each backbone pair (i, j):
 
     d(l)   = M[l, i] - M[l, j]                              gap in language l

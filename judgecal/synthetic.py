@@ -1,6 +1,6 @@
 """Synthetic judge runs with a planted language x backbone interaction.
 
-The additive model behind CBC (CBC paper, section 3; METHODS.md section 1), one score per run:
+The additive model behind CBC (CBC paper, section 3; docs/methods.md section 1), one score per run:
 
     S[t, l, b, f] = mean + mu(t) + alpha(b) + beta(l, b) + gamma(t, l) + delta(t, l, b) + e[t, l, b, f]
 

@@ -1,4 +1,4 @@
-# Ablations and leave-one-language-out extrapolation (METHODS.md section 5). Each output is its
+# Ablations and leave-one-language-out extrapolation (docs/methods.md section 5). Each output is its
 # own target and takes its settings through params, so editing one ablation reruns only it.
 
 

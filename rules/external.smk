@@ -1,5 +1,5 @@
 # External preference panel (M-RewardBench): judge-aware BTL comparator and human-anchor
-# agreement (METHODS.md section 7). CBC, held-out tau and reversal run through the same rules
+# agreement (docs/methods.md section 7). CBC, held-out tau and reversal run through the same rules
 # as every other panel.
 
 

@@ -1,5 +1,5 @@
 # Held-out cross-task rank consistency (Table 2) and decision-level agreement with the oracle
-# (METHODS.md sections 2 and 3).
+# (docs/methods.md sections 2 and 3).
 
 
 rule heldout:

@@ -1,4 +1,4 @@
-# Judge-LS: language-switching and position invariance of pairwise judges (METHODS.md section 8).
+# Judge-LS: language-switching and position invariance of pairwise judges (docs/methods.md section 8).
 
 
 rule simulate_judge_ls:

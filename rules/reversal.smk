@@ -1,4 +1,4 @@
-# Rank reversal between backbone pairs across languages (METHODS.md section 4).
+# Rank reversal between backbone pairs across languages (docs/methods.md section 4).
 
 
 rule reversal:

@@ -44,7 +44,7 @@ def test_task_count_reproduces_published_devai(devai_panel):
     assert frame["n_tasks"].tolist() == [10, 20, 30, 40, 55]
     np.testing.assert_allclose(frame["tau_mean"], [.759, .838, .853, .891, .906], atol=0.02)
     np.testing.assert_allclose(frame["error_mean"], [2.007, 1.433, 1.108, 0.910, 0.668], atol=0.02)
-    assert frame["radius"].iloc[-1] == pytest.approx(9.96, abs=0.01)  # METHODS.md section 1
+    assert frame["radius"].iloc[-1] == pytest.approx(9.96, abs=0.01)  # docs/methods.md section 1
     assert "error_true_mean" not in frame
 
 

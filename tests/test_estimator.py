@@ -86,7 +86,7 @@ def test_devai_sigma_radius_and_r_squared(devai_panel, devai_runs):
     sigma = devai_panel.values.std()
     assert sigma == pytest.approx(22.2441, abs=1e-4)
     assert estimator.finite_sample_radius(sigma, 55, 8, 6, 0.05) == pytest.approx(9.96, abs=5e-3)
-    # the residual sigma gives "about 5", as METHODS says
+    # the residual sigma gives "about 5", as docs/methods.md says
     residual = estimator.residual_sd(devai_panel.values)
     assert 4.5 < estimator.finite_sample_radius(residual, 55, 8, 6, 0.05) < 5.5
     assert estimator.ols_r_squared(devai_runs, estimator.TWO_WAY_TERMS) == pytest.approx(0.6905, abs=1e-3)

@@ -14,7 +14,7 @@ from judgecal.estimator import double_center
 from judgecal.heldout import (decision_agreement, full_fit_tau, heldout_replicates,
                               paired_comparison, summarise_tau)
 
-# METHODS.md section 2: mean [2.5%, 97.5%] (tol: mean 0.01, interval ends 0.02)
+# docs/methods.md section 2: mean [2.5%, 97.5%] (tol: mean 0.01, interval ends 0.02)
 PUBLISHED = {
     "Raw": (0.650, 0.610, 0.714), "CBC": (0.902, 0.795, 0.968), "CBC-Weighted": (0.902, None, None),
     "Oracle": (1.000, None, None), "Per-language norm": (0.650, None, None),

@@ -162,7 +162,7 @@ def test_error_shrinks_like_one_over_sqrt_n():
     """Mean squared error of beta is sigma^2 (1-1/k)(1-1/m) / n, sigma^2 = delta var + noise/F.
 
     mu, alpha and gamma cancel exactly on a complete panel, so only the task-level residual
-    (three-way term plus framework-averaged noise) is left (METHODS.md section 1).
+    (three-way term plus framework-averaged noise) is left (docs/methods.md section 1).
     """
     sizes, seeds = np.array([10, 40, 160, 640]), range(12)
     settings = dict(three_way_sd=4.0, noise_sd=15.0, n_frameworks=3, clip=False)

@@ -1,7 +1,7 @@
 """Judge-LS: language-switching and position invariance of pairwise LLM judges.
 
 Judge-LS paper ("Does the Judge Prefer English? Evaluating Language-Switching Invariance in
-LLM-as-a-Judge", arXiv 2606.14278), protocol of METHODS.md section 8.
+LLM-as-a-Judge", arXiv 2606.14278), protocol of docs/methods.md section 8.
 
 Verdict table (the ``pairwise_verdicts`` panel kind), one row per judgment:
 

@@ -15,7 +15,7 @@ from .verdicts import ALL
 
 @dataclass(frozen=True)
 class AuditThresholds:
-    """Audit thresholds of METHODS 8 (Judge-LS section 2.1); defaults are the paper's."""
+    """Audit thresholds of docs/methods.md section 8 (Judge-LS section 2.1); defaults are the paper's."""
     min_reference_numbers: int = 2        # lost numbers: reference has >= this many, variant none
     number_count_difference: int = 3     # number-count change: |difference| >= this
     length_ratio_full: float = 0.10       # shrinkage: variant/reference length below this ...
@@ -42,7 +42,7 @@ def _text_table(texts: pd.DataFrame, source: str) -> pd.DataFrame:
 def translation_audit(reference_texts: pd.DataFrame, variant_texts: pd.DataFrame,
                       kind: str = "full", thresholds: AuditThresholds = AuditThresholds()
                       ) -> pd.DataFrame:
-    """Flag risky translated fields (Judge-LS section 2.1, METHODS 8).
+    """Flag risky translated fields (Judge-LS section 2.1, docs/methods.md section 8).
 
     Both tables have columns item, subset, field, text; every reference field is audited (a
     variant field that is absent counts as empty). ``kind`` is ``full`` (translation) or

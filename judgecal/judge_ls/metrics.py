@@ -179,7 +179,7 @@ def _paired(left: pd.DataFrame, right: pd.DataFrame, on: list[str]) -> pd.DataFr
 
 
 def flip_table(frame: pd.DataFrame, reference: str = "en", confidence: float = 0.95) -> pd.DataFrame:
-    """Language-invariance flips of each target condition against ``reference`` (METHODS 8).
+    """Language-invariance flips of each target condition against ``reference`` (docs/methods.md section 8).
 
     Judgments are paired within a judge on (item, subset, order); a pair counts when both verdicts
     parse (the others are n_invalid_pairs). Columns: judge, reference, target, subset (``all``

@@ -1,4 +1,4 @@
-"""Judge-LS verdict tables: reading, validating and normalising pairwise judgments (METHODS 8)."""
+"""Judge-LS verdict tables: reading, validating and normalising pairwise judgments (docs/methods.md section 8)."""
 from __future__ import annotations
 
 import warnings
@@ -100,7 +100,7 @@ def _canonical_gold(gold: pd.Series) -> pd.Series:
 def normalise_choices(frame: pd.DataFrame) -> pd.DataFrame:
     """Add ``choice`` (the verdict in original output indices) and ``valid``.
 
-    original order: A -> 1, B -> 2; swapped order: A -> 2, B -> 1; Tie -> Tie (METHODS 8).
+    original order: A -> 1, B -> 2; swapped order: A -> 2, B -> 1; Tie -> Tie (docs/methods.md section 8).
     Unparseable verdicts get ``choice`` NaN and ``valid`` False. Expects a validated table.
     """
     verdict = frame["verdict"].astype(str).str.strip().str.upper()
