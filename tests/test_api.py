@@ -234,13 +234,11 @@ def test_the_documented_example_runs(document, tmp_path, monkeypatch):
     text = (REPO / document).read_text()
     blocks = [block for block in re.findall(r"```python\n(.*?)```", text, re.S)
               if "module judgecal:" not in block]
-    if not blocks and document == "README.md":
-        pytest.skip("the README has no Python example yet")
     assert blocks
     monkeypatch.chdir(tmp_path)
     namespace = {}
     for block in blocks:
         exec(compile(block, str(REPO / document), "exec"), namespace)
+    assert namespace["cbc"].estimator == "plain" and (tmp_path / "beta.png").is_file()
     if document == "docs/api.md":
-        assert namespace["cbc"].estimator == "plain"
-        assert (tmp_path / "beta.png").is_file() and (tmp_path / "position.png").is_file()
+        assert (tmp_path / "position.png").is_file()
