@@ -90,6 +90,16 @@ def _csv_header(path: Path) -> tuple[list[str], str]:
     return [name.strip() for name in names], delimiter
 
 
+def input_file(path, mapping: dict | None = None) -> tuple[Path, dict]:
+    """An input table's path, checked to exist and against its checksum manifest, and the
+    renaming of its columns (file name -> standard name) from ``mapping`` (standard -> file)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "file not found", "an existing CSV or Parquet file (check data_dir)")
+    verify_checksum(path)
+    return path, {user: std for std, user in (mapping or {}).items() if user != std}
+
+
 def read_table(path, columns: list[str] | None = None, mapping: dict | None = None,
                text: tuple[str, ...] = IDENTIFIERS) -> pd.DataFrame:
     """Read a CSV or Parquet table with standard column names, checking ``columns`` are present.
@@ -100,11 +110,7 @@ def read_table(path, columns: list[str] | None = None, mapping: dict | None = No
     Column names are stripped; a UTF-8 byte-order mark, CRLF line ends and a ``;``, tab or ``|``
     delimiter (detected from the header) are read as such.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "file not found", "an existing CSV or Parquet file (check data_dir)")
-    verify_checksum(path)
-    rename = {user: std for std, user in (mapping or {}).items() if user != std}
+    path, rename = input_file(path, mapping)
     try:
         if path.suffix == ".parquet":
             frame = pd.read_parquet(path)

@@ -32,7 +32,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import io
-from .checksums import verify as verify_checksum
 from .io import IDENTIFIERS, RUN_KEYS, InputError
 from .panel import Panel
 
@@ -48,11 +47,7 @@ def iter_table(path, mapping: dict | None = None, text: tuple[str, ...] = IDENTI
     columns are categoricals of their text, stripped, missing = NaN (read_table gives the same
     labels as strings).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "file not found", "an existing CSV or Parquet file (check data_dir)")
-    verify_checksum(path)
-    rename = {user: std for std, user in (mapping or {}).items() if user != std}
+    path, rename = io.input_file(path, mapping)
     try:
         if path.suffix == ".parquet":
             batches = _parquet_batches(path, rename, text, batch_rows)
