@@ -227,8 +227,9 @@ def _combat_posterior(gamma_hat, delta_hat, mass, mean_z2, gamma_bar, t2, a, b,
         g_new = (t2 * mass * gamma_hat + d_old * gamma_bar) / (t2 * mass + d_old)
         sum2 = mass * (mean_z2 - 2 * g_new * gamma_hat + g_new ** 2)
         d_new = (0.5 * sum2 + b) / (mass / 2 + a - 1)
-        change = np.maximum((np.abs(g_new - g_old) / g_old).max(axis=-1),
-                            (np.abs(d_new - d_old) / d_old).max(axis=-1))
+        with np.errstate(divide="ignore", invalid="ignore"):  # a zero estimate: change inf,
+            change = np.maximum((np.abs(g_new - g_old) / g_old).max(axis=-1),  # as neuroCombat
+                                (np.abs(d_new - d_old) / d_old).max(axis=-1))
         g_old = np.where(active[..., None], g_new, g_old)
         d_old = np.where(active[..., None], d_new, d_old)
         active &= change > conv  # as sva / neuroCombat: iterate while change > conv
