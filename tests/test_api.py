@@ -26,13 +26,14 @@ def csv_bytes(frame, tmp_path, name):
 
 
 def unusual_runs() -> pd.DataFrame:
-    """A complete synthetic run table whose labels are unicode, spaced and punctuated, with the
-    user's own column names."""
+    """A complete synthetic run table whose labels are unicode, spaced, punctuated, zero-padded
+    ("007", "07", "7": three tasks) or missing-value words ("NA"), with the user's own column
+    names."""
     runs = simulate_panel(seed=4, n_tasks=12, n_languages=4, n_backbones=3, n_frameworks=2).runs
     rename = {
         "task": {f"t{i:02d}": name for i, name in enumerate(
-            ["tâche 1", "task 2", "task 10", "任务 3", "t-4 (hard)", "t_5", "T6", "t 7.0",
-             "x,8", "ünïcödé 9", "task 11", "task 12"], start=1)},
+            ["tâche 1", "task 2", "task 10", "任务 3", "t-4 (hard)", "007", "07", "7",
+             "x,8", "ünïcödé 9", "task 11", "NA"], start=1)},
         "language": dict(zip(["L1", "L2", "L3", "L4"], ["Français", "中文", "हिन्दी",
                                                         "Kiswahili (sw)"])),
         "backbone": dict(zip(["B1", "B2", "B3"], ["gpt 4o", "Claude/Sonnet 4.6", "qwen-3,5"])),
@@ -118,6 +119,8 @@ def test_calibrate_equals_the_workflow_with_unusual_names(workflow_cbc, tmp_path
     check_same_as_workflow(result, results / "unusual" / "cbc", tmp_path)
     assert set(result.beta["language"]) == {"Français", "中文", "हिन्दी", "Kiswahili (sw)"}
     assert set(result.beta["backbone"]) == {"gpt 4o", "Claude/Sonnet 4.6", "qwen-3,5"}
+    assert result.summary["n_tasks"] == 12  # "007", "07" and "7" stay three tasks, "NA" one
+    assert {"007", "07", "7", "NA"} <= set(result.calibrated["task"])
 
 
 def test_calibrate_recovers_the_planted_interaction_and_its_identities():
