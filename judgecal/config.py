@@ -93,6 +93,16 @@ def _unknown(instance, schema: dict, root: dict, where: str) -> list[str]:
             choices = ", ".join(str(c) for c in rule["enum"])
             problems.append(f"  {where + '.' if where else ''}{key}: {instance[key]!r} is not one "
                             f"of {choices}")
+    for key, rule in properties.items():  # a list of names from a fixed set (`analyses`)
+        items = _resolve(_resolve(rule, root).get("items", {}), root)
+        if isinstance(instance.get(key), list) and "enum" in items:
+            for value in instance[key]:
+                if value not in items["enum"]:
+                    choices = [str(c) for c in items["enum"]]
+                    near = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
+                    hint = f"did you mean '{near[0]}'?" if near else f"one of {', '.join(choices)}"
+                    problems.append(f"  unknown value {value!r} in {where + '.' if where else ''}"
+                                    f"{key}: {hint}")
     for key, value in instance.items():
         place = f"{where}.{key}" if where else str(key)
         if key in properties:

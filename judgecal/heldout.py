@@ -202,7 +202,8 @@ def decision_agreement(panel: Panel, n_replicates: int = 1000, seed: int = 307,
     regret mean with 2.5/97.5 percentiles over replicates; overall and per language. Proportions
     in [0, 1]. Published (DevAI, seed 307): CBC 100%; Raw 68.5% [67.44, 69.49], regret 3.23
     [0.90, 5.82]. The result's "note" explains why CBC's agreement is structural. Replicates
-    are processed in chunks as in :func:`heldout_replicates` (same result whatever the chunk).
+    are processed in chunks as in :func:`heldout_replicates` (same result whatever the chunk);
+    a replicate without an OOB task or with an empty cell is skipped (``n_replicates_used``).
     """
     _check_panel(panel)
     n, k, m = panel.shape
@@ -211,19 +212,26 @@ def decision_agreement(panel: Panel, n_replicates: int = 1000, seed: int = 307,
     for bootstrap in task_bootstrap_chunks(n, n_replicates, np.random.default_rng(seed),
                                            chunk_size):
         ctx = HeldoutContext.build(panel, bootstrap, seed)
-        if not (np.isfinite(ctx.M_ev).all() and np.isfinite(ctx.M_tr).all()):
-            raise ValueError("decision agreement needs every cell to have an in-bag and an OOB "
-                             "score in every replicate")
-        oracle = ctx.M_ev - double_center(ctx.M_ev)
+        # a replicate that draws every task (no OOB task; likely with few tasks) or leaves a
+        # cell without scores has no oracle: it is skipped and counted
+        usable = (np.isfinite(ctx.M_ev).all(axis=(1, 2)) & np.isfinite(ctx.M_tr).all(axis=(1, 2)))
+        M_ev, M_tr = ctx.M_ev[usable], ctx.M_tr[usable]
+        oracle = M_ev - double_center(M_ev)
         winner = oracle.argmax(axis=-1)
         best = np.take_along_axis(oracle, winner[..., None], axis=-1)[..., 0]
-        picks = {"Raw": ctx.M_tr.argmax(axis=-1),
-                 "CBC": (ctx.M_tr - double_center(ctx.M_tr)).argmax(axis=-1)}
+        picks = {"Raw": M_tr.argmax(axis=-1),
+                 "CBC": (M_tr - double_center(M_tr)).argmax(axis=-1)}
         for name, pick in picks.items():
             outcomes[name][0].append(pick == winner)
             outcomes[name][1].append(
                 best - np.take_along_axis(oracle, pick[..., None], axis=-1)[..., 0])
-    result = {"n_replicates": n_replicates, "seed": seed, "note": DECISION_NOTE, "methods": {}}
+    used = sum(len(chunk) for chunk in outcomes["Raw"][0])
+    if used == 0:
+        raise ValueError(f"decision agreement: none of the {n_replicates} replicates has an "
+                         "in-bag and an out-of-bag score in every language x backbone cell "
+                         f"({n} tasks); it needs more tasks or a complete panel")
+    result = {"n_replicates": n_replicates, "n_replicates_used": used, "seed": seed,
+              "note": DECISION_NOTE, "methods": {}}
     for name, (correct, regret) in outcomes.items():
         correct, regret = np.concatenate(correct), np.concatenate(regret)
         result["methods"][name] = {

@@ -37,6 +37,10 @@ def test_the_default_config_has_no_unknown_key():
     ({"external": {"human_anchor": {"tolerence": 0.1}}},
      "at external.human_anchor.tolerence: did you mean 'tolerance'?"),
     ({"zzz": 1}, "unknown key 'zzz' at zzz: valid keys here: ablations, bands"),
+    ({"panels": {"p": {"kind": "synthetic", "analyses": ["cbc", "heldot"]}}},
+     "unknown value 'heldot' in panels.p.analyses: did you mean 'heldout'?"),
+    ({"information": {"conventions": ["protocol", "sklaern"]}},
+     "unknown value 'sklaern' in information.conventions: did you mean 'sklearn'?"),
 ])
 def test_unknown_keys_are_named_with_their_place_and_nearest_key(config, line):
     problems = unknown_keys(config, SCHEMA)

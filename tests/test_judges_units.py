@@ -258,6 +258,28 @@ def test_runner_fails_fast_on_a_wrong_key(tmp_path, monkeypatch):
         endpoint.api_key()
 
 
+def test_runner_stops_when_nothing_answers_at_the_endpoint(tmp_path):
+    """No server at base_url: the shard stops naming the endpoint after its first calls fail,
+    instead of retrying every call; nothing is cached."""
+    import socket
+    import time
+    from judgecal.judges import RetryPolicy
+    from judgecal.judges.runner import EndpointError
+    with socket.socket() as probe:  # a free local port that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    endpoint = Endpoint("ghost", f"http://127.0.0.1:{port}/v1", "m", max_concurrency=2)
+    calls = protocols.pairwise_calls(protocols_items(pairwise_items(30)), {}, "en", [], endpoint,
+                                     prompt("pairwise_llmbar"))
+    cache = CallCache(tmp_path / "c.jsonl")
+    start = time.monotonic()
+    with pytest.raises(EndpointError, match=r"'ghost' cannot be reached at http://127.0.0.1:"):
+        run_calls(calls, endpoint, cache, prompt("pairwise_llmbar").answer,
+                  policy=RetryPolicy(2, 0.01, 0.02))
+    assert time.monotonic() - start < 30
+    assert not (tmp_path / "c.jsonl").exists() or not (tmp_path / "c.jsonl").read_text().strip()
+
+
 KILLABLE = """
 import sys
 from judge_items import pairwise_items

@@ -55,8 +55,12 @@ class Stopped(RuntimeError):
     """The run stopped before every call was made (cost cap or signal); finished calls are cached."""
 
 
+UNREACHABLE_ERRORS = ("APIConnectionError", "APITimeoutError")
+"""Failures that mean the endpoint cannot be reached at all (no HTTP answer)."""
+
+
 class EndpointError(RuntimeError):
-    """A configuration error that would fail every call (401, 403, 404)."""
+    """A configuration error that would fail every call (401, 403, 404, or no server at all)."""
 
 
 def backoff_delay(attempt: int, policy: RetryPolicy, u: float, retry_after: float | None = None
@@ -203,7 +207,10 @@ async def _execute(calls, endpoint, cache, answer, policy, budget, progress_inte
         else:  # re-parse the stored reply with the current answer format
             value, status = parse_answer(record.get("raw"), answer)
             results[i] = {**record, "value": value, "status": status, "cached": True}
-    counts = {"cached": len(calls) - len(pending), "new": 0, "failed": 0, "unparseable": 0}
+    counts = {"cached": len(calls) - len(pending), "new": 0, "failed": 0, "unparseable": 0,
+              "unreachable": 0}
+    # a shard whose first calls all fail to connect stops instead of retrying every call
+    unreachable_limit = max(3, min(endpoint.max_concurrency, len(pending)))
     for r in results:
         if r is not None and r["status"] != "ok":
             counts["unparseable"] += 1
@@ -241,7 +248,16 @@ async def _execute(calls, endpoint, cache, answer, policy, budget, progress_inte
                 counts["failed"] += 1
                 log.warning("%s: call failed after %d tries (%s)", label, result["attempts"],
                             result["error"])
+                unreachable = result["error"].startswith(UNREACHABLE_ERRORS)
+                counts["unreachable"] = counts["unreachable"] + 1 if unreachable else 0
+                if counts["new"] == 0 and counts["unreachable"] >= unreachable_limit:
+                    raise EndpointError(
+                        f"endpoint {endpoint.name!r} cannot be reached at {endpoint.base_url}: "
+                        f"{counts['unreachable']} calls in a row failed with {result['error']} "
+                        f"after {result['attempts']} tries each, and none succeeded; check that "
+                        "the server is running and the base_url (nothing was cached, no cost)")
             else:
+                counts["unreachable"] = 0
                 cache.put({k: v for k, v in result.items()})
                 budget.add(result["cost"])
                 counts["new"] += 1
@@ -273,7 +289,8 @@ async def _execute(calls, endpoint, cache, answer, policy, budget, progress_inte
     if pending:
         raise Stopped(f"{label}: stopped ({'; '.join(dict.fromkeys(reason))}) with "
                       f"{len(pending)} of {len(calls)} calls not made; finished calls are "
-                      "cached: rerun (after raising max_cost) to continue where it stopped")
+                      "cached: rerun to continue where it stopped (after raising max_cost if "
+                      "that was the reason)")
     return results
 
 
