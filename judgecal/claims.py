@@ -155,7 +155,8 @@ def evaluate_claims(claims: list[dict], root=".", data_dir=".", produced=None) -
 def claims_markdown(table: pd.DataFrame) -> str:
     """The claims table rendered for people: a status count and one line per claim."""
     counts = table["status"].value_counts()
-    head = ", ".join(f"{counts.get(s, 0)} {s}" for s in STATUSES)
+    verbs = {"differs": "differ"}  # "2 differ", not "2 differs"
+    head = ", ".join(f"{counts.get(s, 0)} {verbs.get(s, s)}" for s in STATUSES)
     lines = [f"# Reproduction claims\n\n{len(table)} published quantities: {head}.\n",
              "| section | quantity | published | reproduced | difference | tol | status | note |",
              "|---|---|---|---|---|---|---|---|"]

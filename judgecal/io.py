@@ -129,7 +129,10 @@ def read_table(path, columns: list[str] | None = None, mapping: dict | None = No
     if columns:
         missing = [c for c in columns if c not in frame.columns]
         if missing:
-            raise InputError(path, f"missing column(s) {missing}; it has {list(frame.columns)}",
+            named = {std: user for user, std in rename.items()}  # as the user calls them
+            wanted = [f"{c} (your '{named[c]}')" if c in named else c for c in missing]
+            present = [named.get(c, c) for c in frame.columns]
+            raise InputError(path, f"missing column(s) {wanted}; it has {present}",
                              f"columns {columns} (rename them with the panel's `columns` mapping)")
     return frame
 
@@ -194,8 +197,10 @@ def duplicate_error(source, keys: list[str], n: int, rows) -> InputError:
 
 
 def missing_columns_error(source, absent: list[str], columns, keys: list[str]) -> InputError:
-    return InputError(source, f"missing column(s) {absent}; it has {list(columns)}",
-                      f"columns {keys + ['score']}")
+    return InputError(source, f"missing column(s) {absent}; it has {list(columns)} (after "
+                      "renaming with the panel's `columns`)",
+                      f"columns {keys + ['score']}: map your own names to these with the panel's "
+                      "`columns` (e.g. columns: {score: pct}) or the API's keyword arguments")
 
 
 def empty_labels(labels: pd.Series) -> np.ndarray:

@@ -99,4 +99,4 @@ def test_changing_a_reproduced_value_flips_its_status(tmp_path):
     after = claims.evaluate_claims(entries, tmp_path, DATA)
     assert after["status"].tolist() == ["differs", "differs"]
     md = claims.claims_markdown(after)
-    assert "2 differs" in md and "\\|" in md
+    assert "2 differ" in md and "\\|" in md
