@@ -23,7 +23,7 @@ from . import io
 from .bootstrap import TaskBootstrap, mean_pairwise_tau, pairwise_tau, task_bootstrap, \
     weighted_cell_means
 from .estimator import double_center, finite_sample_radius
-from .panel import Panel
+from .panel import Panel, nanmean
 
 DEFAULT_REQUIREMENT_GROUPS = {"operational": ("Data Loading", "Training"),
                               "semantic": ("Model Construction", "Evaluation Metrics")}
@@ -294,7 +294,7 @@ def lolo(panel: Panel, n_replicates: int = 1000, seed: int = 207) -> pd.DataFram
         row = {"language": language}
         for name, matrix in (("raw_tau", m_ev), ("cbc_tau", m_ev - zero_shot),
                              ("cbc_imputed_tau", m_ev - imputed)):
-            row.update(_summary(name, np.nanmean(pairwise_tau(matrix)[:, h, kept], axis=-1)))
+            row.update(_summary(name, nanmean(pairwise_tau(matrix)[:, h, kept], axis=-1)))
         rows.append(row)
     frame = pd.DataFrame(rows)
     overall = {c: np.nan for c in frame.columns}
