@@ -244,6 +244,16 @@ def all_missing_error(source, n: int) -> InputError:
     return InputError(source, f"all {n} scores are missing", "at least one score")
 
 
+def unscored_error(source, axis: str, labels: list) -> InputError:
+    return InputError(source, f"{axis}(s) {labels} have runs but every score is missing",
+                      f"at least one score for every {axis} (with `missing: omit`, the missing "
+                      f"scores of the others are left out), or remove that {axis}'s rows")
+
+
+UNSCORED_AXES = ("language", "backbone")
+"""Axes on which a label whose every score is missing stops the run (it would silently vanish)."""
+
+
 def _check_rows(frame: pd.DataFrame, source, what: str) -> None:
     if frame.empty:
         raise no_rows_error(source, what)
@@ -288,6 +298,11 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
         raise all_missing_error(source, len(frame))
     for key in keys:
         out[key] = as_labels(out[key]).cat.remove_unused_categories()
+    for axis in (a for a in UNSCORED_AXES if a in keys):
+        unscored = sorted(set(as_labels(frame[axis]).cat.categories)
+                          - set(out[axis].cat.categories), key=natural_key)
+        if unscored:
+            raise unscored_error(source, axis, unscored)
     columns = keys + ["score"] + (["stratum"] if "stratum" in out.columns else [])
     return out[columns].reset_index(drop=True)
 

@@ -450,6 +450,15 @@ class RunScanner:
                                      self.score_range)
         if self.n_runs == 0:
             raise io.all_missing_error(source, self.rows)
+        for axis, key in enumerate(RUN_KEYS[:3]):
+            if key not in io.UNSCORED_AXES:
+                continue
+            labels = list(self.axes[key].labels)
+            others = tuple(a for a in range(3) if a != axis)
+            per_label = self.n_tlb.sum(axis=others)[:len(labels)]
+            unscored = [label for label, n in zip(labels, per_label) if n == 0]
+            if unscored:
+                raise io.unscored_error(source, key, sorted(unscored, key=io.natural_key))
 
     def _duplicate_rows(self, rescan) -> tuple[int, pd.DataFrame | None]:
         """Second pass: the rows whose key occurs more than once (count, first rows)."""

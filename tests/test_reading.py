@@ -182,3 +182,21 @@ def test_zero_padded_task_ids_are_distinct_tasks_end_to_end(tmp_path):
     assert {"007", "07", "7"} <= set(tensor["task"])
     summary = json.loads((tmp_path / "results/mine/cbc/summary.json").read_text())
     assert summary["n_tasks"] == 55
+
+
+def test_a_language_whose_every_score_is_missing_stops_both_readers(tmp_path):
+    """With `missing: omit` a language (or backbone) with runs but no score would vanish from
+    the panel unnoticed: both the whole-table and the streaming reader stop, with one message."""
+    from judgecal import streaming
+    frame = runs_table(languages=("en", "ja"))
+    frame.loc[frame["language"] == "ja", "score"] = np.nan
+    path = tmp_path / "runs.csv"
+    frame.to_csv(path, index=False)
+    messages = []
+    for read in (lambda: io.validate_runs(io.read_table(path), path, missing="omit"),
+                 lambda: streaming.read_runs(path, missing="omit", batch_rows=5)):
+        with pytest.raises(io.InputError, match=r"language\(s\) \['ja'\] have runs but every "
+                                                r"score is missing") as error:
+            read()
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
