@@ -84,37 +84,36 @@ def _unknown(instance, schema: dict, root: dict, where: str) -> list[str]:
     strict = (schema.get("additionalProperties") is False
               or schema.get("unevaluatedProperties") is False)
     problems = []
-    # a value outside its enum (an unknown panel `kind`) decides which keys are valid: say so
-    # and leave the other keys of this object unchecked
+    prefix = f"{where}." if where else ""
     for key, rule in properties.items():
         rule = _resolve(rule, root)
-        if key in instance and "enum" in rule and instance[key] not in rule["enum"]:
+        value = instance.get(key)
+        if key in instance and "enum" in rule and value not in rule["enum"]:
+            # an unknown discriminator (a panel's `kind`) decides which keys are valid: say so
+            # and leave the other keys of this object unchecked
             strict = False
-            choices = ", ".join(str(c) for c in rule["enum"])
-            problems.append(f"  {where + '.' if where else ''}{key}: {instance[key]!r} is not one "
-                            f"of {choices}")
-    for key, rule in properties.items():  # a list of names from a fixed set (`analyses`)
-        items = _resolve(_resolve(rule, root).get("items", {}), root)
-        if isinstance(instance.get(key), list) and "enum" in items:
-            for value in instance[key]:
-                if value not in items["enum"]:
-                    choices = [str(c) for c in items["enum"]]
-                    near = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
-                    hint = f"did you mean '{near[0]}'?" if near else f"one of {', '.join(choices)}"
-                    problems.append(f"  unknown value {value!r} in {where + '.' if where else ''}"
-                                    f"{key}: {hint}")
+            problems.append(f"  {prefix}{key}: {value!r} is not one of "
+                            f"{', '.join(str(c) for c in rule['enum'])}")
+        items = _resolve(rule.get("items", {}), root)
+        if isinstance(value, list) and "enum" in items:  # names from a fixed set (`analyses`)
+            problems += [f"  unknown value {v!r} in {prefix}{key}: {_hint(v, items['enum'])}"
+                         for v in value if v not in items["enum"]]
     for key, value in instance.items():
-        place = f"{where}.{key}" if where else str(key)
         if key in properties:
-            problems += _unknown(value, properties[key], root, place)
+            problems += _unknown(value, properties[key], root, prefix + str(key))
         elif isinstance(extra, dict):
-            problems += _unknown(value, extra, root, place)
+            problems += _unknown(value, extra, root, prefix + str(key))
         elif strict:
-            near = difflib.get_close_matches(str(key), list(properties), n=1, cutoff=0.6)
-            hint = f"did you mean '{near[0]}'?" if near else \
-                f"valid keys here: {', '.join(sorted(properties))}"
-            problems.append(f"  unknown key '{key}' at {place}: {hint}")
+            problems.append(f"  unknown key '{key}' at {prefix}{key}: "
+                            f"{_hint(key, properties, 'valid keys here')}")
     return problems
+
+
+def _hint(word, choices, what: str = "one of") -> str:
+    """'did you mean X?' for the nearest of ``choices``, else the list of them."""
+    choices = [str(c) for c in choices]
+    near = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
+    return f"did you mean '{near[0]}'?" if near else f"{what}: {', '.join(sorted(choices))}"
 
 
 def check_keys(config: dict, schema: dict) -> None:
