@@ -453,10 +453,11 @@ class RunScanner:
         for axis, key in enumerate(RUN_KEYS[:3]):
             if key not in io.UNSCORED_AXES:
                 continue
-            labels = list(self.axes[key].labels)
-            others = tuple(a for a in range(3) if a != axis)
-            per_label = self.n_tlb.sum(axis=others)[:len(labels)]
-            unscored = [label for label, n in zip(labels, per_label) if n == 0]
+            labels = list(self.axes[key].labels)  # a Parquet dictionary may hold unused ones
+            occurs = ((self.seen & 3) > 0).any(axis=tuple(a for a in range(4) if a != axis))
+            scored = self.n_tlb.sum(axis=tuple(a for a in range(3) if a != axis)) > 0
+            n = len(labels)
+            unscored = [label for label, o, s in zip(labels, occurs[:n], scored[:n]) if o and not s]
             if unscored:
                 raise io.unscored_error(source, key, sorted(unscored, key=io.natural_key))
 

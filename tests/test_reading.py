@@ -200,3 +200,21 @@ def test_a_language_whose_every_score_is_missing_stops_both_readers(tmp_path):
             read()
         messages.append(str(error.value))
     assert messages[0] == messages[1]
+
+
+def test_unused_parquet_dictionary_labels_are_not_languages(tmp_path):
+    """A Parquet dictionary may list labels no row uses: they are neither languages nor
+    'languages whose every score is missing'."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from judgecal import streaming
+    frame = runs_table()
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    languages = pa.DictionaryArray.from_arrays(
+        pa.array(frame["language"].map({"en": 0, "sw": 1}).to_numpy(np.int32)),
+        ["en", "sw", "unused"])
+    table = table.set_column(1, "language", languages)
+    path = tmp_path / "runs.parquet"
+    pq.write_table(table, path)
+    stats = streaming.read_runs(path, missing="omit")
+    assert stats.panel().languages == ("en", "sw")
