@@ -261,12 +261,17 @@ def output_pattern(path: str) -> re.Pattern:
     return re.compile(re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(path)) + "$")
 
 
-@pytest.mark.parametrize("source", markdown_files())
-def test_relative_links_resolve(source):
+def tracked_markdown(source: str) -> tuple[str, set[str]]:
+    """A documentation page's text and the repository's files (skips a page not tracked)."""
     files = repository_files()
     if source not in files:
         pytest.skip(f"{source} is not in the repository")
-    markdown = (REPO / source).read_text(encoding="utf-8")
+    return (REPO / source).read_text(encoding="utf-8"), files
+
+
+@pytest.mark.parametrize("source", markdown_files())
+def test_relative_links_resolve(source):
+    markdown, files = tracked_markdown(source)
     prose = re.sub(r"```.*?```|`[^`\n]+`", "", markdown, flags=re.S)
     generated = [output_pattern(path) for path in declared_outputs()]
     broken = []
@@ -291,9 +296,6 @@ def test_relative_links_resolve(source):
 
 @pytest.mark.parametrize("source", markdown_files())
 def test_docs_do_not_point_outside_the_repository(source):
-    files = repository_files()
-    if source not in files:
-        pytest.skip(f"{source} is not in the repository")
-    markdown = (REPO / source).read_text(encoding="utf-8")
+    markdown, _ = tracked_markdown(source)
     outside = "../" + "shared"  # the team's folder beside the repository, which a clone lacks
     assert outside not in markdown, f"{source} names {outside}, which a clone does not have"

@@ -298,19 +298,26 @@ except Stopped as stopped:
 """
 
 
-def test_sigterm_lets_calls_in_flight_finish_and_a_restart_repeats_none(tmp_path):
+def start_killable(tmp_path, server, script: str, requests: int):
+    """Run ``script`` (a runner that can be killed) against ``server`` in a subprocess, once
+    the server has seen ``requests`` requests; returns the process, its arguments and env."""
     import time
-    script = tmp_path / "killable.py"
-    script.write_text(KILLABLE)
+    (tmp_path / "killable.py").write_text(script)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
+    args = [sys.executable, str(tmp_path / "killable.py"), server.base_url,
+            str(tmp_path / "cache.jsonl"), str(tmp_path / "items.csv"),
+            str(PROMPTS / "pairwise_llmbar.yaml")]
+    process = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while len(server.log) < requests and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return process, args, env
+
+
+def test_sigterm_lets_calls_in_flight_finish_and_a_restart_repeats_none(tmp_path):
     with JudgeServer(pairwise=default_pairwise_judges(), faults={"slow": 1.0},
                      slow_seconds=0.05) as server:
-        args = [sys.executable, str(script), server.base_url, str(tmp_path / "cache.jsonl"),
-                str(tmp_path / "items.csv"), str(PROMPTS / "pairwise_llmbar.yaml")]
-        first = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while len(server.log) < 10 and time.monotonic() < deadline:
-            time.sleep(0.005)
+        first, args, env = start_killable(tmp_path, server, KILLABLE, requests=10)
         first.send_signal(signal.SIGTERM)
         out, _ = first.communicate(timeout=60)
         assert first.returncode == 3 and "SIGTERM" in out and "not made" in out
@@ -343,17 +350,10 @@ def test_a_changed_parser_reparses_the_cache_without_calls(tmp_path):
 
 def test_sigterm_cuts_a_retry_wait_short(tmp_path):
     import time
-    script = tmp_path / "killable.py"
-    script.write_text(KILLABLE.replace("RetryPolicy(3, 0.01, 0.1)", "RetryPolicy(3, 0.01, 60.0)"))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
+    script = KILLABLE.replace("RetryPolicy(3, 0.01, 0.1)", "RetryPolicy(3, 0.01, 60.0)")
     with JudgeServer(pairwise=default_pairwise_judges(), faults={"429": 1.0},
                      retry_after=30) as server:
-        args = [sys.executable, str(script), server.base_url, str(tmp_path / "cache.jsonl"),
-                str(tmp_path / "items.csv"), str(PROMPTS / "pairwise_llmbar.yaml")]
-        process = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while len(server.log) < 4 and time.monotonic() < deadline:
-            time.sleep(0.005)
+        process, _, _ = start_killable(tmp_path, server, script, requests=4)
         signalled = time.monotonic()
         process.send_signal(signal.SIGTERM)
         out, _ = process.communicate(timeout=60)
