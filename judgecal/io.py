@@ -97,7 +97,7 @@ def input_file(path, mapping: dict | None = None) -> tuple[Path, dict]:
     if not path.is_file():
         raise InputError(path, "file not found", "an existing CSV or Parquet file (check data_dir)")
     verify_checksum(path)
-    return path, {user: std for std, user in (mapping or {}).items() if user != std}
+    return path, renaming(mapping)
 
 
 def read_table(path, columns: list[str] | None = None, mapping: dict | None = None,
@@ -168,9 +168,12 @@ def rename_columns(frame: pd.DataFrame, mapping: dict | None) -> pd.DataFrame:
     """Rename a DataFrame's columns to the standard names; ``mapping``: standard -> user name.
 
     (Files are renamed as they are read: :func:`read_table`'s ``mapping``.)"""
-    if not mapping:
-        return frame
-    return frame.rename(columns={user: std for std, user in mapping.items() if user != std})
+    return frame.rename(columns=renaming(mapping)) if mapping else frame
+
+
+def renaming(mapping: dict | None) -> dict:
+    """``DataFrame.rename`` columns for a panel's ``columns`` (standard name -> user name)."""
+    return {user: std for std, user in (mapping or {}).items() if user != std}
 
 
 def as_labels(series: pd.Series) -> pd.Series:
