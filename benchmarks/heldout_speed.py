@@ -1,6 +1,6 @@
 """Speed of the held-out evaluation on the devai panel: all methods x 1,000 replicates.
 
-Compares the vectorised path (``judgecal.heldout.heldout_replicates``) with a straightforward
+Compares the vectorised path (``judgecal.analyses.heldout.heldout_replicates``) with a straightforward
 loop over replicates that calls each method on one replicate and ``scipy.stats.kendalltau``
 for every language pair, and checks that both give the same taus. Dawid-Skene is timed
 separately (run level = protocol, requirement level = the paper's appendix).
@@ -22,10 +22,15 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
-from judgecal import io
-from judgecal.baselines import METHODS, HeldoutContext, requirement_items, run_items
-from judgecal.bootstrap import TaskBootstrap, task_bootstrap
-from judgecal.heldout import heldout_replicates
+from judgecal.analyses.baselines import (
+    METHODS,
+    HeldoutContext,
+    requirement_items,
+    run_items,
+)
+from judgecal.analyses.heldout import heldout_replicates
+from judgecal.cbc.bootstrap import TaskBootstrap, task_bootstrap
+from judgecal.data import io
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "devai_ml_aaaj"
 LANGUAGES = ("English", "Arabic", "Turkish", "Chinese", "Hindi", "Japanese", "Spanish", "Swahili")

@@ -4,33 +4,37 @@ The public API (stable, :data:`__all__`; see docs/api.md): :func:`calibrate`, :f
 :func:`reversal`, :func:`cmi_test` on a long run table and :func:`judge_ls` on a verdict table,
 each returning a small result with tidy DataFrames and ``plot()``.
 
-Building blocks, one module per concept of the CBC paper: ``panel`` (the labelled score tensor),
-``io`` (ingest and validation), ``synthetic`` (planted-truth panels), ``estimator`` (CBC),
-``bootstrap`` and ``baselines`` (held-out evaluation), ``reversal``, ``information``,
-``ablations``, ``external`` (M-RewardBench), ``judge_ls``; ``judges`` calls LLM judges to
-collect Judge-LS verdicts and pointwise panels (docs/judges.md). The modules ``heldout``,
-``reversal`` and ``judge_ls`` are callable: calling one runs the API function of that name.
+The subpackages follow the data down the pipeline (docs/README.md, "Package map"); each imports
+only from those before it:
+
+* ``data``: reading, checking and streaming input tables, checksums, the judgment tree, config
+* ``cbc``: the estimator (double-centering) and the task bootstrap
+* ``analyses``: every analysis of the papers (held-out evaluation and baselines, reversal,
+  information, ablations, external, missing cells, diagnostics, simulation, Judge-LS)
+* ``report``: figures and the claims table
+* ``api``: the public functions above
+
+``judges`` (calling LLM judges to collect panels) reads with ``data`` and is used only by the
+workflow.
 """
-import importlib
-
-from .api import (CMI, Calibration, Heldout, JudgeLS, Reversal, calibrate, cmi_test,
-                  prepare_runs)
-from .panel import Panel
-
-# API functions that share their name with an analysis module: the module itself, imported on
-# first use (PEP 562) and callable (judgecal.api.analysis_module)
-_CALLABLE_MODULES = ("heldout", "reversal", "judge_ls")
+from ._moved import install as _install_moved_modules
+from .api import (
+                  CMI,
+                  Calibration,
+                  Heldout,
+                  JudgeLS,
+                  Reversal,
+                  calibrate,
+                  cmi_test,
+                  heldout,
+                  judge_ls,
+                  prepare_runs,
+                  reversal,
+)
+from .data.panel import Panel
 
 __all__ = ["calibrate", "heldout", "reversal", "cmi_test", "judge_ls", "prepare_runs",
            "Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "Panel"]
 __version__ = "0.1.0"
 
-
-def __getattr__(name):
-    if name in _CALLABLE_MODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_CALLABLE_MODULES))
+_install_moved_modules(__name__)

@@ -3,33 +3,26 @@
 A run table is long: one row per judge run, with task, language, backbone, score and optionally
 framework (repeated runs of a cell; none means one run per cell) columns, named by the keyword
 arguments. Every function validates it exactly as the workflow's ingest step does
-(:func:`judgecal.io.validate_runs`, :func:`judgecal.io.build_panel`), so bad input raises the
-same :class:`~judgecal.io.InputError` message, naming ``source`` instead of the file. The rule
+(:func:`judgecal.data.io.validate_runs`, :func:`judgecal.data.io.build_panel`), so bad input raises the
+same :class:`~judgecal.data.io.InputError` message, naming ``source`` instead of the file. The rule
 scripts call these functions too, so a notebook and the workflow compute the same numbers.
 
 Each function returns a frozen result with tidy DataFrames and, where the workflow draws a
-figure, ``plot()`` returning that figure (:mod:`judgecal.figures`; matplotlib is imported only
+figure, ``plot()`` returning that figure (:mod:`judgecal.report.figures`; matplotlib is imported only
 then). The names in :data:`judgecal.__all__` are stable.
-
-``judgecal.heldout``, ``judgecal.reversal`` and ``judgecal.judge_ls`` are also the analysis
-modules of the package (``judgecal.heldout.summarise_tau``, ...): those modules are callable, and
-calling one runs the function of the same name here (:func:`analysis_module`).
 """
 from __future__ import annotations
 
 import dataclasses
 import importlib
-import inspect
-import sys
-import types
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from . import io
-from .panel import Panel
+from .data import io
+from .data.panel import Panel
 
 __all__ = ["Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "calibrate", "heldout",
            "reversal", "cmi_test", "judge_ls", "prepare_runs"]
@@ -49,11 +42,11 @@ def prepare_runs(runs: pd.DataFrame, *, task: str = "task", language: str = "lan
     """Validate a run table and average its runs over frameworks into the panel ``T[t, l, b]``.
 
     The workflow's ingest step (docs/methods.md section 0): columns renamed to the standard names,
-    checked (:func:`judgecal.io.validate_runs`: keys, numeric scores in ``score_range``, NaN
+    checked (:func:`judgecal.data.io.validate_runs`: keys, numeric scores in ``score_range``, NaN
     scores an error unless ``missing="omit"``), then averaged per task x language x backbone cell
-    (:func:`judgecal.io.build_panel`; missing cells allowed only with ``missing="omit"``).
+    (:func:`judgecal.data.io.build_panel`; missing cells allowed only with ``missing="omit"``).
     ``languages`` / ``backbones`` fix the axis order (default: natural sort). Returns the
-    standard run table and the :class:`~judgecal.panel.Panel`.
+    standard run table and the :class:`~judgecal.data.panel.Panel`.
     """
     if not isinstance(runs, pd.DataFrame):
         raise TypeError(f"runs must be a pandas DataFrame, got {type(runs).__name__}")
@@ -121,7 +114,7 @@ class Calibration:
 
     def plot(self, figure: str = "interaction_heatmap", units: str = "score points"):
         """``interaction_heatmap`` (beta) or ``ranking_bump_chart`` (ranks raw vs CBC)."""
-        from . import figures
+        from .report import figures
         if figure == "interaction_heatmap":
             return figures.interaction_heatmap(self.beta, units,
                                                title="Language x backbone interaction β")
@@ -140,7 +133,7 @@ def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "langua
 
     CBC paper, section 3; docs/methods.md section 1 (radius: the finite-sample proposition, at level
     ``eps``). On an incomplete panel (``missing="omit"``) beta is estimated by least squares
-    unless ``estimator`` names another of :data:`judgecal.missing.METHODS`;
+    unless ``estimator`` names another of :data:`judgecal.analyses.missing.METHODS`;
     ``summary["estimator"]`` says which. R^2 is that of the run-level one-hot OLS models of
     ``summary["r2_models"]``. Column and validation arguments: :func:`prepare_runs`.
     """
@@ -148,7 +141,7 @@ def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "langua
                                   score=score, framework=framework, languages=languages,
                                   backbones=backbones, score_range=score_range, missing=missing,
                                   source=source)
-    estimator_module = _module("estimator")
+    estimator_module = _module("cbc.estimator")
     r2 = (estimator_module.ols_r_squared(checked, estimator_module.TWO_WAY_TERMS),
           estimator_module.ols_r_squared(checked, estimator_module.FULL_TERMS))
     return calibrate_panel(panel, n_runs=len(checked), r2=r2, estimator=estimator, eps=eps)
@@ -158,8 +151,8 @@ def calibrate_panel(panel: Panel, *, n_runs: int, r2: tuple[float, float],
                     estimator: str | None = None, eps: float = 0.05) -> Calibration:
     """:func:`calibrate` on a task-level panel whose run count and run-level R^2 (two-way,
     full) are known: the workflow's cbc step, with both from the streamed ingest
-    (:mod:`judgecal.streaming`, ``inputs.json``), so the runs are not read again."""
-    estimator_module, missing_module = _module("estimator"), _module("missing")
+    (:mod:`judgecal.data.streaming`, ``inputs.json``), so the runs are not read again."""
+    estimator_module, missing_module = _module("cbc.estimator"), _module("analyses.missing")
     estimate = missing_module.estimate_beta(panel.values, estimator)
     result = estimator_module.cbc_result(estimate.cell_means, estimate.beta)
     calibrated = Panel(estimator_module.cbc_calibrate(panel.values, result.beta), panel.tasks,
@@ -214,7 +207,7 @@ class Heldout:
 
     def plot(self, published: dict | None = None):
         """Forest plot of mean held-out tau and its interval per method (``heldout_tau``)."""
-        from . import figures
+        from .report import figures
         return figures.heldout_tau_forest(self.tau, published,
                                           title="Held-out cross-task rank consistency")
 
@@ -230,7 +223,7 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
     Score of a replicate: mean pairwise Kendall tau-b across languages of the backbone order the
     method gives on the out-of-bag cell means (CBC paper, section 5; docs/methods.md section 2; the
     protocol's stream ``default_rng(seed)``). ``methods``: names of
-    :data:`judgecal.baselines.METHODS` (None: all). Dawid-Skene uses run verdicts
+    :data:`judgecal.analyses.baselines.METHODS` (None: all). Dawid-Skene uses run verdicts
     ``score == 100`` (``run_verdicts=False`` for scores that are not pass rates) and, for its
     requirement variant, ``requirements`` (task, language, backbone, framework, requirement_id,
     satisfied; renamed with the same column arguments).
@@ -245,12 +238,12 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
                                                  "backbone": backbone, "framework": framework})
         io.runs_from_requirements(table, "requirements")  # validates keys and 0/1 verdicts
         data["requirements"] = io.with_single_framework(table)
-    module = _module("heldout")
+    module = _module("analyses.heldout")
     methods = None if methods is None else list(methods)
     table = module.heldout_replicates(panel, methods, replicates, seed, **data)
     full_fit = module.full_fit_tau(panel, methods, seed, **data)
     tau = module.summarise_tau(table, full_fit)
-    requested = list(methods) if methods is not None else list(_module("baselines").METHODS)
+    requested = list(methods) if methods is not None else list(_module("analyses.baselines").METHODS)
     skipped = tuple(name for name in requested if name not in set(tau["method"]))
     return Heldout(tau=tau, replicates=table, paired=module.paired_comparison(table, reference),
                    skipped=skipped)
@@ -272,7 +265,7 @@ class Reversal:
 
     def plot(self, units: str = "score points²"):
         """Reversal strength delta per backbone pair (``reversal_strength``)."""
-        from . import figures
+        from .report import figures
         return figures.reversal_strength(self.pairs, units)
 
 
@@ -291,7 +284,7 @@ def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, 
     _, panel = prepare_runs(runs, task=task, language=language, backbone=backbone, score=score,
                             framework=framework, languages=languages, backbones=backbones,
                             score_range=score_range, missing=missing, source=source)
-    module = _module("reversal")
+    module = _module("analyses.reversal")
     pairs = module.rank_reversal(panel, fdr)
     test = module.reversal_count_test(panel, permutations, seed)
     summary = module.reversal_summary(pairs, module.top_backbone_per_language(panel), test, fdr)
@@ -324,7 +317,7 @@ class CMI:
 
     def plot(self):
         """Permutation null against the observed statistic per convention (``cmi_null``)."""
-        from . import figures
+        from .report import figures
         return figures.cmi_null_histogram(self.null, self.summary)
 
 
@@ -333,7 +326,7 @@ def cmi_strata(runs: pd.DataFrame, panel: Panel, source="runs"):
     if runs["framework"].nunique() < 2:
         raise io.InputError(source, "one run per task x language x backbone cell",
                             "repeated runs (frameworks) in every cell for the CMI test")
-    return _module("information").cmi_strata(runs, panel.tasks, panel.languages,
+    return _module("analyses.information").cmi_strata(runs, panel.tasks, panel.languages,
                                              panel.backbones)
 
 
@@ -341,7 +334,7 @@ def cmi_null_shard(strata, convention: str, shard: int, *, k: int = 2, permutati
                    shards: int = 4, seed: int = 407) -> pd.DataFrame:
     """One shard of the permutation null (convention, shard, draw, statistic), seeded from
     ``(seed, shard)``: the null depends on seed, permutations and shards only."""
-    information = _module("information")
+    information = _module("analyses.information")
     size = information.shard_sizes(permutations, shards)[shard]
     draws = information.cmi_null(strata.scores, strata.labels, k, convention, size,
                                  information.shard_seeds(seed, shards)[shard])
@@ -372,7 +365,7 @@ def cmi_test(runs: pd.DataFrame, *, k: int = 2, permutations: int = 500, shards:
                           for convention in conventions for shard in range(shards)],
                          ignore_index=True)
     null = null.sort_values(["convention", "shard", "draw"], kind="stable", ignore_index=True)
-    information = _module("information")
+    information = _module("analyses.information")
     per_stratum = strata.strata_frame()
     summary = {"statistic": "mean over (task, backbone) strata of the Ross (2014) estimate of "
                             "I(score; language), nats",
@@ -420,7 +413,7 @@ class JudgeLS:
 
     def plot(self, figure: str = "flips"):
         """``flips`` (flip rate per judge and condition) or ``position`` (order inconsistency)."""
-        from . import figures
+        from .report import figures
         if figure == "flips":
             return figures.judge_ls_flips(self.flips)
         if figure == "position":
@@ -442,9 +435,9 @@ def judge_ls(verdicts: pd.DataFrame, *, reference: str = "en", conditions=None,
     compared across conditions on the same item and order, with Wilson intervals and exact
     McNemar tests (Judge-LS paper, arXiv 2606.14278; docs/methods.md section 8). ``variant_texts``:
     condition -> (texts, ``full`` | ``code_switched``) audited against ``reference_texts``
-    with ``audit`` thresholds (an :class:`~judgecal.judge_ls.AuditThresholds` or its fields).
+    with ``audit`` thresholds (an :class:`~judgecal.analyses.judge_ls.AuditThresholds` or its fields).
     """
-    jl = _module("judge_ls")
+    jl = _module("analyses.judge_ls")
     frame = io.rename_columns(verdicts, dict(columns or {}))
     checked = jl.validate_verdicts(frame, source, conditions, on_duplicate)
     choices = jl.normalise_choices(checked)
@@ -466,28 +459,3 @@ def judge_ls(verdicts: pd.DataFrame, *, reference: str = "en", conditions=None,
     return JudgeLS(**tables, audit=audited, sensitivity=sensitivity, recovery=recovered,
                    summary=summary, n_judgments=len(choices),
                    n_invalid=int((~choices["valid"]).sum()))
-
-
-# --- the analysis modules are callable -----------------------------------------------------------
-
-class AnalysisModule(types.ModuleType):
-    """A module of the package that is also its analysis' entry point.
-
-    ``judgecal.heldout(runs)`` runs :func:`heldout` of this module while
-    ``judgecal.heldout.summarise_tau`` stays the module's function, so both the public API and
-    ``from judgecal import heldout`` keep working (module ``__class__`` assignment: Python
-    reference, "Customizing module attribute access").
-    """
-
-    def __call__(self, *args, **kwargs):
-        return getattr(sys.modules[__name__], self.__name__.rpartition(".")[2])(*args, **kwargs)
-
-
-def analysis_module(name: str) -> None:
-    """Make the module ``name`` (a ``judgecal.<analysis>``) call the API function of its name."""
-    module = sys.modules[name]
-    function = globals()[name.rpartition(".")[2]]
-    module.__class__ = AnalysisModule
-    module.__signature__ = inspect.signature(function)
-    module.__doc__ = (f"{module.__doc__ or ''}\n\nCalling the module runs "
-                      f":func:`judgecal.api.{function.__name__}`:\n\n    {function.__doc__}")

@@ -4,6 +4,9 @@
 # again for a finished call.
 
 
+include: "collect.functions.smk"
+
+
 localrules:
     plan,
     collection_plan,

@@ -3,6 +3,9 @@
 # as every other panel.
 
 
+include: "external.functions.smk"
+
+
 rule btl_tau:
     input:
         tensor="results/{panel}/tensor.parquet",

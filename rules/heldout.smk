@@ -2,6 +2,9 @@
 # (docs/methods.md sections 2 and 3).
 
 
+include: "heldout.functions.smk"
+
+
 rule heldout:
     input:
         unpack(heldout_inputs),

@@ -2,6 +2,9 @@
 # split into independent shards (separate jobs with their own seeds) merged by a final rule.
 
 
+include: "information.functions.smk"
+
+
 rule cmi_null_shard:
     input:
         runs="results/{panel}/runs.parquet",

@@ -1,6 +1,9 @@
 # Ingest: raw judge runs -> validated run table -> task-level tensor and cell means.
 
 
+include: "ingest.functions.smk"
+
+
 rule simulate_panel:
     output:
         runs="results/{panel}/synthetic/runs.parquet",

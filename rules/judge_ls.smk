@@ -1,6 +1,9 @@
 # Judge-LS: language-switching and position invariance of pairwise judges (docs/methods.md section 8).
 
 
+include: "judge_ls.functions.smk"
+
+
 rule simulate_judge_ls:
     output:
         verdicts="results/{panel}/synthetic/verdicts.parquet",

@@ -1,6 +1,9 @@
 # The reproduction report: the claims table (published vs reproduced) and the figures.
 
 
+include: "report.functions.smk"
+
+
 localrules:
     claims,
     simulation_figure,

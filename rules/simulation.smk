@@ -1,6 +1,9 @@
 # Simulation study of CBC on synthetic panels: one job per scenario, merged into one table.
 
 
+include: "simulation.functions.smk"
+
+
 localrules:
     simulation_summary,
 

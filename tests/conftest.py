@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from judgecal.panel import Panel
+from judgecal.data.panel import Panel
 
 # the repository's own copy of the default panels' inputs (data/README.md)
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -34,7 +34,7 @@ def load_mrewardbench_panel() -> Panel:
     Read through the workflow's own loader: tasks are the item ids in numeric order, strata the
     subsets, backbones the evaluator file stems; a margin is NaN where a score is missing (35).
     """
-    from judgecal import io
+    from judgecal.data import io
     runs = io.load_preference_margins({stem: f"{stem}.parquet" for stem in MREWARDBENCH_EVALUATORS},
                                       MREWARDBENCH_DIR)
     runs = io.validate_runs(runs, "mrewardbench", score_range=None, missing="omit")
@@ -60,7 +60,7 @@ DEVAI_BACKBONE_LABELS = ("GPT-4o", "GPT-5.4", "Sonnet", "Gemini", "DeepSeek", "Q
 @pytest.fixture(scope="session")
 def devai_runs() -> pd.DataFrame:
     """The validated 7,920-row devai run table (standard columns)."""
-    from judgecal import io
+    from judgecal.data import io
     path = DEVAI_DIR / "run_level_scores.parquet"
     return io.validate_runs(io.read_table(path), path)
 
@@ -68,7 +68,7 @@ def devai_runs() -> pd.DataFrame:
 @pytest.fixture(scope="session")
 def devai_panel(devai_runs) -> Panel:
     """The devai task-level panel T[t, l, b] (55 x 8 x 6) in the published order."""
-    from judgecal import io
+    from judgecal.data import io
     return io.build_panel(devai_runs, "devai", DEVAI_LANGUAGES, DEVAI_BACKBONES)
 
 

@@ -1,15 +1,19 @@
 import numpy as np
 import pandas as pd
 import pytest
-
-from judgecal import ablations, io
-from judgecal.ablations import _subset_bootstrap
-from judgecal.bootstrap import mean_pairwise_tau, task_bootstrap, weighted_cell_means
-from judgecal.estimator import double_center
-from judgecal.panel import Panel
-from judgecal.synthetic import simulate_panel
-
 from conftest import DEVAI_DIR
+
+from judgecal.analyses import ablations
+from judgecal.analyses.ablations import _subset_bootstrap
+from judgecal.analyses.synthetic import simulate_panel
+from judgecal.cbc.bootstrap import (
+    mean_pairwise_tau,
+    task_bootstrap,
+    weighted_cell_means,
+)
+from judgecal.cbc.estimator import double_center
+from judgecal.data import io
+from judgecal.data.panel import Panel
 
 KEYS = ["task", "language", "backbone", "framework"]
 

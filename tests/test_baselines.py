@@ -6,12 +6,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgecal.baselines import (METHODS, BinaryItems, HeldoutContext, MethodUnavailable,
-                                combat_fit, dawid_skene, dawid_skene_scores, quantile,
-                                requirement_items, run_items)
-from judgecal.bootstrap import TaskBootstrap, mean_pairwise_tau, task_bootstrap
-from judgecal.estimator import rank_within_language
-from judgecal.panel import Panel
+from judgecal.analyses.baselines import (
+    METHODS,
+    BinaryItems,
+    HeldoutContext,
+    MethodUnavailable,
+    combat_fit,
+    dawid_skene,
+    dawid_skene_scores,
+    quantile,
+    requirement_items,
+    run_items,
+)
+from judgecal.cbc.bootstrap import TaskBootstrap, mean_pairwise_tau, task_bootstrap
+from judgecal.cbc.estimator import rank_within_language
+from judgecal.data.panel import Panel
 
 
 def random_panel(seed=0, n=40, k=5, m=4) -> Panel:

@@ -5,10 +5,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
-from judgecal import claims
-
 from conftest import DATA
+
+from judgecal.report import claims
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -84,8 +83,10 @@ def test_changing_a_reproduced_value_flips_its_status(tmp_path):
     """On a copy of real outputs: the devai beta reproduces, and editing one cell breaks it."""
     entries = [e for e in yaml.safe_load((REPO / "config" / "claims.yaml").read_text())
                if e["id"] in ("beta_matrix", "beta_spanish_gpt4o")]
-    from judgecal import estimator, io
     from conftest import DEVAI_BACKBONES, DEVAI_DIR, DEVAI_LANGUAGES
+
+    from judgecal.cbc import estimator
+    from judgecal.data import io
     runs = io.validate_runs(io.read_table(DEVAI_DIR / "run_level_scores.parquet"), "runs")
     panel = io.build_panel(runs, "runs", DEVAI_LANGUAGES, DEVAI_BACKBONES)
     beta = panel.matrix_frame(estimator.fit_cbc(panel).beta, "beta")

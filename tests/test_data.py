@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from judgecal import checksums, external, io
-from judgecal.judgment_tree import flatten_judgment_tree
-
 from conftest import DATA
+
+from judgecal.analyses import external
+from judgecal.data import checksums, io
+from judgecal.data.judgment_tree import flatten_judgment_tree
 
 REPO = DATA.parent
 # files under data/ that are not data (not in the manifest)

@@ -3,12 +3,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
-
-from judgecal import diagnostics
-from judgecal.estimator import double_center, finite_sample_radius, residual_sd
-from judgecal.panel import Panel
-
 from conftest import DEVAI_BACKBONES, DEVAI_LANGUAGES
+
+from judgecal.analyses import diagnostics
+from judgecal.cbc.band import bootstrap_band
+from judgecal.cbc.estimator import double_center, finite_sample_radius, residual_sd
+from judgecal.data.panel import Panel
 
 
 def _runs(seed, shape=(6, 4, 3, 3), three_way_sd=0.0):
@@ -109,7 +109,7 @@ def test_devai_three_way_diagnostic(devai_runs):
 # --- simultaneous band ----------------------------------------------------------------------------
 
 def test_band_on_devai(devai_panel):
-    band = diagnostics.bootstrap_band(devai_panel, n_replicates=2000, seed=0)
+    band = bootstrap_band(devai_panel, n_replicates=2000, seed=0)
     frame = band.frame
     assert list(frame.columns) == ["language", "backbone", "beta", "se", "band_low", "band_high",
                                    "max_dev_low", "max_dev_high", "excludes_zero"]
@@ -126,17 +126,17 @@ def test_band_on_devai(devai_panel):
     np.testing.assert_allclose(frame["max_dev_high"] - frame["beta"], band.max_dev_radius)
     assert band.max_dev_radius < band.radius_residual_sd
     # same seed, same band
-    again = diagnostics.bootstrap_band(devai_panel, n_replicates=2000, seed=0)
+    again = bootstrap_band(devai_panel, n_replicates=2000, seed=0)
     assert again.critical_value == band.critical_value
 
 
 def test_band_validation():
     values = np.random.default_rng(0).normal(size=(10, 3, 3))
     with pytest.raises(ValueError, match="replicates"):
-        diagnostics.bootstrap_band(_as_panel(values), n_replicates=10)
+        bootstrap_band(_as_panel(values), n_replicates=10)
     values[0, 0, 0] = np.nan
     with pytest.raises(ValueError, match="complete"):
-        diagnostics.bootstrap_band(_as_panel(values))
+        bootstrap_band(_as_panel(values))
 
 
 def test_band_coverage_near_nominal_and_union_radius_over_covers():
@@ -147,7 +147,7 @@ def test_band_coverage_near_nominal_and_union_radius_over_covers():
     for i in range(n_panels):
         values = (50 + rng.normal(0, 10, (n, 1, 1)) + rng.normal(0, 5, (1, 1, m)) + beta
                   + rng.normal(0, 5, (n, k, 1)) + rng.normal(0, 10, (n, k, m)))
-        band = diagnostics.bootstrap_band(_as_panel(values), n_replicates=1000, seed=i)
+        band = bootstrap_band(_as_panel(values), n_replicates=1000, seed=i)
         error = np.abs(band.frame["beta"].to_numpy() - beta.ravel())
         half_width = band.critical_value * band.frame["se"].to_numpy()
         covered[i] = [(error <= half_width).all(),

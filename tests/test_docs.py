@@ -152,7 +152,7 @@ def test_configuration_examples_are_valid_configurations():
 
 
 def test_every_heldout_method_is_documented():
-    from judgecal.baselines import METHODS
+    from judgecal.analyses.baselines import METHODS
     for page in ("methods.md", "configuration.md"):
         missing = [name for name in METHODS if f"`{name}`" not in text(page)]
         assert not missing, f"held-out methods missing from docs/{page}: {missing}"
@@ -176,8 +176,8 @@ def declared_outputs() -> set[str]:
             if block_indent is not None:
                 for path in re.findall(r"""["'](results/[^"']+)["']""", line):
                     paths.add(re.sub(r"\{(\w+),[^}]*\}", r"{\1}", path))
-    # the figures jobs (one rule per panel) take their outputs from common.smk's figure_outputs
-    common = (REPO / "rules" / "common.smk").read_text()
+    # the figures jobs (one rule per panel) take their outputs from figure_outputs
+    common = (REPO / "rules" / "report.functions.smk").read_text()
     figures = common[common.index("def figure_outputs("):]
     figures = figures[:figures.index("\ndef ", 1)]
     for path in re.findall(r"""f["'](results/[^"']+)["']""", figures):
@@ -196,11 +196,11 @@ def test_every_declared_output_is_documented():
 
 
 @pytest.mark.parametrize("module, name", [
-    ("judgecal.io", "RUN_COLUMNS"), ("judgecal.io", "REQUIREMENT_COLUMNS"),
-    ("judgecal.judgment_tree", "COLUMNS"), ("judgecal.reversal", "PAIR_COLUMNS"),
-    ("judgecal.simulation", "SCENARIO_COLUMNS"), ("judgecal.claims", "CLAIM_COLUMNS"),
-    ("judgecal.judge_ls", "VERDICT_COLUMNS"), ("judgecal.judge_ls", "RECOVERY_COLUMNS"),
-    ("judgecal.diagnostics", "ANOVA_TERMS"),
+    ("judgecal.data.io", "RUN_COLUMNS"), ("judgecal.data.io", "REQUIREMENT_COLUMNS"),
+    ("judgecal.data.judgment_tree", "COLUMNS"), ("judgecal.analyses.reversal", "PAIR_COLUMNS"),
+    ("judgecal.analyses.simulation", "SCENARIO_COLUMNS"), ("judgecal.report.claims", "CLAIM_COLUMNS"),
+    ("judgecal.analyses.judge_ls", "VERDICT_COLUMNS"), ("judgecal.analyses.judge_ls", "RECOVERY_COLUMNS"),
+    ("judgecal.analyses.diagnostics", "ANOVA_TERMS"),
 ])
 def test_output_columns_named_in_the_code_are_documented(module, name):
     columns = getattr(importlib.import_module(module), name)

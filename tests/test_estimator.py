@@ -2,11 +2,10 @@
 import numpy as np
 import pandas as pd
 import pytest
-
-from judgecal import estimator
-from judgecal.panel import Panel
-
 from conftest import DATA, DEVAI_BACKBONE_LABELS
+
+from judgecal.cbc import estimator
+from judgecal.data.panel import Panel
 
 
 def test_double_center_hand_computed():

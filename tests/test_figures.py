@@ -11,8 +11,9 @@ import pytest
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
-from judgecal import figures as fg
-from judgecal.estimator import double_center
+from judgecal.cbc.estimator import double_center
+from judgecal.report import figures as fg
+from judgecal.report.figures.style import OKABE_ITO
 
 LANGUAGES = ("English", "Arabic", "Spanish", "Swahili")
 BACKBONES = ("gpt-4o", "gpt-5.4", "qwen3.5-9b")
@@ -268,7 +269,7 @@ def test_reversal_bars_are_sorted_and_coloured_by_significance():
     widths = [bar.get_width() for bar in ax.patches]
     assert widths == sorted(pairs["delta"])
     colours = [to_hex(bar.get_facecolor()) for bar in ax.patches]
-    assert colours == [fg.OKABE_ITO[1].lower(), fg.OKABE_ITO[1].lower(), fg.OKABE_ITO[0].lower()]
+    assert colours == [OKABE_ITO[1].lower(), OKABE_ITO[1].lower(), OKABE_ITO[0].lower()]
     labels = tick_labels(ax.yaxis)
     assert labels[-1] == "gpt-4o vs gpt-5.4\n(English / Spanish)"
     assert labels[0] == "gpt-4o vs qwen3.5-9b\n(no reversal)"

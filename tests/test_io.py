@@ -2,11 +2,10 @@
 import numpy as np
 import pandas as pd
 import pytest
-
-from judgecal import io
-from judgecal.panel import Panel
-
 from conftest import DEVAI_BACKBONES, DEVAI_DIR, DEVAI_LANGUAGES
+
+from judgecal.data import io
+from judgecal.data.panel import Panel
 
 
 def small_runs(n_tasks=3, languages=("en", "zh"), backbones=("a", "b"), frameworks=("f1", "f2")):

@@ -5,13 +5,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
+from conftest import DATA
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from judgecal import judge_ls as jl
-from judgecal.io import InputError
-
-from conftest import DATA
+from judgecal.analyses import judge_ls as jl
+from judgecal.data.io import InputError
 
 LLMBAR_DIR = DATA / "llmbar"
 LLMBAR_CSV = LLMBAR_DIR / "llmbar_judge_verdicts_long.parquet"

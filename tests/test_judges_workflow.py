@@ -10,10 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from judge_items import pairwise_items, pointwise_items
 from judge_server import JudgeServer
-from judgecal import judge_ls
+
+from judgecal.analyses import judge_ls
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "sk-judgecal-test-5f0c1e0b9a"

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 import judgecal
+from judgecal.analyses.synthetic import simulate_panel
 from judgecal.scripting import write_csv
-from judgecal.synthetic import simulate_panel
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -5,12 +5,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
-
-from judgecal import reversal
-from judgecal.estimator import double_center
-from judgecal.panel import Panel
-
 from conftest import DATA, DEVAI_BACKBONE_LABELS
+
+from judgecal.analyses import reversal
+from judgecal.cbc.estimator import double_center
+from judgecal.data.panel import Panel
 
 PUBLISHED = DATA / "cbc_paper_artifacts" / "paper" / "analysis" / "rank_reversal_delta.csv"
 

@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from judgecal import estimator, io, streaming
 from test_reading import CORRUPTIONS, runs_table, to_csv_bytes
+
+from judgecal.cbc import estimator
+from judgecal.data import io, streaming
 
 FAST = settings(max_examples=30, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -188,7 +189,7 @@ def write_large(path, n_tasks, chunk_tasks=250):
 
 MEASURE = textwrap.dedent("""
     import json, resource, sys
-    from judgecal import streaming
+    from judgecal.data import streaming
     stats = streaming.read_runs(sys.argv[1], runs_out=sys.argv[2])
     panel = stats.panel()
     print(json.dumps({"n_runs": stats.n_runs, "shape": list(panel.shape),

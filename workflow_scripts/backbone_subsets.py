@@ -1,8 +1,8 @@
 """Backbone-subset ablation: CBC held-out tau for every subset of each size."""
 import logging
 
-from judgecal import io
-from judgecal.ablations import backbone_subset_ablation
+from judgecal.analyses.ablations import backbone_subset_ablation
+from judgecal.data import io
 from judgecal.scripting import run_step, write_csv
 
 log = logging.getLogger("judgecal.backbone_subsets")

@@ -1,8 +1,8 @@
 """Simultaneous task-bootstrap band for all beta cells, beside the Gaussian union radius."""
 import logging
 
-from judgecal import io
-from judgecal.diagnostics import bootstrap_band
+from judgecal.cbc.band import bootstrap_band
+from judgecal.data import io
 from judgecal.scripting import run_step, write_csv, write_json
 
 log = logging.getLogger("judgecal.bands")

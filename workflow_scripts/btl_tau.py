@@ -1,7 +1,8 @@
 """Judge-aware BTL fitted per language on out-of-bag items, scored with the held-out tau."""
 import logging
 
-from judgecal import baselines, external, heldout, io
+from judgecal.analyses import baselines, external, heldout
+from judgecal.data import io
 from judgecal.scripting import run_step, write_csv, write_parquet
 
 log = logging.getLogger("judgecal.btl")

@@ -3,7 +3,7 @@ import json
 import logging
 
 import judgecal
-from judgecal import io
+from judgecal.data import io
 from judgecal.scripting import run_step, write_csv, write_json, write_parquet
 
 log = logging.getLogger("judgecal.cbc")

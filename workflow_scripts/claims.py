@@ -4,10 +4,10 @@ from pathlib import Path
 
 import yaml
 
-from judgecal.claims import claims_markdown, evaluate_claims
+from judgecal.report.claims import claims_markdown, evaluate_claims
 from judgecal.scripting import run_step, write_csv
 
-log = logging.getLogger("judgecal.claims")
+log = logging.getLogger("judgecal.report.claims")
 
 
 def main(smk):

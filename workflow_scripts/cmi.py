@@ -4,7 +4,7 @@ import logging
 import pandas as pd
 
 import judgecal
-from judgecal import io
+from judgecal.data import io
 from judgecal.scripting import run_step, write_csv, write_json, write_parquet
 
 log = logging.getLogger("judgecal.cmi")

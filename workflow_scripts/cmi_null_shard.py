@@ -1,7 +1,8 @@
 """One shard of the CMI permutation null, with its own seed derived from (seed, shard)."""
 import logging
 
-from judgecal import api, io
+from judgecal import api
+from judgecal.data import io
 from judgecal.scripting import run_step, write_parquet
 
 log = logging.getLogger("judgecal.cmi_null")

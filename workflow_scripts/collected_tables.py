@@ -4,7 +4,7 @@ import logging
 
 import pandas as pd
 
-from judgecal import judge_ls
+from judgecal.analyses import judge_ls
 from judgecal.judges import protocols
 from judgecal.judges.stages import read_calls
 from judgecal.scripting import run_step, write_csv, write_parquet

@@ -1,7 +1,8 @@
 """Decision-level agreement of Raw and CBC picks with the held-out additive-model oracle."""
 import logging
 
-from judgecal import heldout, io
+from judgecal.analyses import heldout
+from judgecal.data import io
 from judgecal.scripting import run_step, write_json
 
 log = logging.getLogger("judgecal.decisions")

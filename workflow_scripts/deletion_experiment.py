@@ -1,8 +1,8 @@
 """Delete a share of the cells at random; error of each incomplete-panel estimator's beta."""
 import logging
 
-from judgecal import io
-from judgecal.missing import deletion_experiment
+from judgecal.analyses.missing import deletion_experiment
+from judgecal.data import io
 from judgecal.scripting import run_step, write_csv
 
 log = logging.getLogger("judgecal.deletion")

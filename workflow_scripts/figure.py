@@ -4,8 +4,8 @@ import logging
 
 import yaml
 
-from judgecal import figures
-from judgecal.io import read_table
+from judgecal.data.io import read_table
+from judgecal.report import figures
 from judgecal.scripting import run_step
 
 log = logging.getLogger("judgecal.figure")

@@ -1,7 +1,7 @@
 """Flatten the upstream Agent-as-a-Judge JSON tree into a requirement table."""
 import logging
 
-from judgecal.judgment_tree import flatten_judgment_tree
+from judgecal.data.judgment_tree import flatten_judgment_tree
 from judgecal.scripting import run_step, write_parquet
 
 log = logging.getLogger("judgecal.flatten")

@@ -2,10 +2,10 @@
 import logging
 
 import judgecal
-from judgecal import io
+from judgecal.data import io
 from judgecal.scripting import run_step, write_csv, write_parquet
 
-log = logging.getLogger("judgecal.heldout")
+log = logging.getLogger("judgecal.analyses.heldout")
 
 
 def main(smk):

@@ -1,7 +1,8 @@
 """Human-anchor agreement of raw vs CBC panel decisions, with and without a tie tolerance."""
 import logging
 
-from judgecal import external, io
+from judgecal.analyses import external
+from judgecal.data import io
 from judgecal.scripting import run_step, write_csv, write_json
 
 log = logging.getLogger("judgecal.human_anchor")

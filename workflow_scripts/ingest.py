@@ -1,7 +1,7 @@
 """Validate a panel's raw inputs: the standard run table, the task-level tensor (framework
 means) and the cell-mean matrix, each its own file under results/{panel}/.
 
-A run table given alone is streamed (judgecal.streaming: bounded memory whatever its length);
+A run table given alone is streamed (judgecal.data.streaming: bounded memory whatever its length);
 tables derived from requirement verdicts or preference files are built in memory first. Either
 way the runs pass the same checks and give the sufficient statistics of the tensor and of the
 run-level R^2 models, recorded in inputs.json for the cbc step.
@@ -9,7 +9,9 @@ run-level R^2 models, recorded in inputs.json for the cbc step.
 import logging
 from pathlib import Path
 
-from judgecal import estimator, io, streaming
+from judgecal.cbc import estimator
+from judgecal.data import io, streaming
+from judgecal.data.checksums import sha256
 from judgecal.scripting import run_step, write_csv, write_json, write_parquet
 
 log = logging.getLogger("judgecal.ingest")
@@ -56,7 +58,7 @@ def main(smk):
     write_json({"kind": panel["kind"], "n_runs": stats.n_runs,
                 "r2_two_way": estimator.r_squared_from_stats(**model, full=False),
                 "r2_full": estimator.r_squared_from_stats(**model, full=True),
-                "files": {name: {"path": path, "sha256": io.sha256(path)}
+                "files": {name: {"path": path, "sha256": sha256(path)}
                           for name, path in inputs.items()}}, smk.output.manifest)
 
 

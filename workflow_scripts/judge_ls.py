@@ -3,11 +3,11 @@ import json
 import logging
 
 import judgecal
-from judgecal import judge_ls as _jl
-from judgecal.io import read_table
+from judgecal.analyses import judge_ls as _jl
+from judgecal.data.io import read_table
 from judgecal.scripting import run_step, write_csv
 
-log = logging.getLogger("judgecal.judge_ls")
+log = logging.getLogger("judgecal.analyses.judge_ls")
 
 
 def load_verdicts(smk, panel):

@@ -1,8 +1,8 @@
 """Leave-one-language-out: zero-shot calibration of a language the calibrator never saw."""
 import logging
 
-from judgecal import io
-from judgecal.ablations import lolo
+from judgecal.analyses.ablations import lolo
+from judgecal.data import io
 from judgecal.scripting import run_step, write_csv
 
 log = logging.getLogger("judgecal.lolo")

@@ -1,8 +1,8 @@
 """beta and rankings with empty judge responses stored as unsatisfied vs treated as missing."""
 import logging
 
-from judgecal import io
-from judgecal.missing import parse_failure_effect
+from judgecal.analyses.missing import parse_failure_effect
+from judgecal.data import io
 from judgecal.scripting import run_step, write_csv
 
 log = logging.getLogger("judgecal.parse_failures")

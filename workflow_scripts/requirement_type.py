@@ -1,8 +1,8 @@
 """Requirement-type decomposition: Raw vs CBC held-out tau on requirement groups."""
 import logging
 
-from judgecal import io
-from judgecal.ablations import requirement_type_ablation
+from judgecal.analyses.ablations import requirement_type_ablation
+from judgecal.data import io
 from judgecal.scripting import run_step, write_csv
 
 log = logging.getLogger("judgecal.requirement_type")

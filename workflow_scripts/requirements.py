@@ -1,7 +1,7 @@
 """Validate a panel's requirement-level verdicts (results/{panel}/requirements.parquet)."""
 import logging
 
-from judgecal import io
+from judgecal.data import io
 from judgecal.scripting import run_step, write_parquet
 
 log = logging.getLogger("judgecal.requirements")

@@ -2,10 +2,10 @@
 import logging
 
 import judgecal
-from judgecal import io
+from judgecal.data import io
 from judgecal.scripting import run_step, write_csv, write_json
 
-log = logging.getLogger("judgecal.reversal")
+log = logging.getLogger("judgecal.analyses.reversal")
 
 
 def main(smk):

@@ -2,7 +2,7 @@
 import json
 import logging
 
-from judgecal.judge_ls import simulate_audit_texts, simulate_judge_ls
+from judgecal.analyses.judge_ls import simulate_audit_texts, simulate_judge_ls
 from judgecal.scripting import run_step, write_parquet
 
 log = logging.getLogger("judgecal.simulate_judge_ls")

@@ -3,9 +3,9 @@ import logging
 
 import pandas as pd
 
-from judgecal.io import REQUIREMENT_COLUMNS
+from judgecal.analyses.synthetic import SIMULATION_SETTINGS, simulate_panel
+from judgecal.data.io import REQUIREMENT_COLUMNS
 from judgecal.scripting import run_step, write_csv, write_json, write_parquet
-from judgecal.synthetic import SIMULATION_SETTINGS, simulate_panel
 
 log = logging.getLogger("judgecal.simulate")
 

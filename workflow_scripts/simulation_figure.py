@@ -1,6 +1,6 @@
 """Coverage of the union radius and the bootstrap band across the simulation scenarios."""
-from judgecal import figures
-from judgecal.io import read_table
+from judgecal.data.io import read_table
+from judgecal.report import figures
 from judgecal.scripting import run_step
 
 

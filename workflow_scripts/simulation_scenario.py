@@ -3,10 +3,10 @@ import logging
 
 import pandas as pd
 
+from judgecal.analyses.simulation import simulate_scenario
 from judgecal.scripting import run_step, write_csv
-from judgecal.simulation import simulate_scenario
 
-log = logging.getLogger("judgecal.simulation")
+log = logging.getLogger("judgecal.analyses.simulation")
 
 
 def main(smk):

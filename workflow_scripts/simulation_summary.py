@@ -5,7 +5,7 @@ import pandas as pd
 
 from judgecal.scripting import run_step, write_csv
 
-log = logging.getLogger("judgecal.simulation")
+log = logging.getLogger("judgecal.analyses.simulation")
 
 
 def main(smk):

@@ -1,8 +1,8 @@
 """Task-count ablation: held-out tau and beta error against the number of tasks."""
 import logging
 
-from judgecal import io
-from judgecal.ablations import task_count_ablation
+from judgecal.analyses.ablations import task_count_ablation
+from judgecal.data import io
 from judgecal.scripting import run_step, write_csv
 
 log = logging.getLogger("judgecal.task_count")

@@ -1,8 +1,8 @@
 """ANOVA with replication: is the task x language x backbone interaction negligible?"""
 import logging
 
-from judgecal import io
-from judgecal.diagnostics import replicate_array, three_way_anova
+from judgecal.analyses.diagnostics import replicate_array, three_way_anova
+from judgecal.data import io
 from judgecal.scripting import run_step, write_json
 
 log = logging.getLogger("judgecal.three_way")

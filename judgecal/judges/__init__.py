@@ -2,7 +2,7 @@
 the cost plan, and the Judge-LS and pointwise collections built on them.
 
 Arrows run one way: ``protocols`` uses the runner and produces tables in the formats the
-analyses read (``judgecal.judge_ls``, ``judgecal.io``); nothing in the analyses knows an endpoint
+analyses read (``judgecal.analyses.judge_ls``, ``judgecal.data.io``); nothing in the analyses knows an endpoint
 exists. Only :mod:`.runner` awaits anything; the rest is pure and tested without a server.
 """
 from .cache import CallCache, call_key

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from judgecal.io import InputError, file_rows, read_table, rename_columns
+from judgecal.data.io import InputError, file_rows, read_table, rename_columns
 
 from .cache import call_key
 from .endpoints import Endpoint

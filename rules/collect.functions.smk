@@ -1,0 +1,209 @@
+# Input functions and settings of collect.smk (Snakemake's linter keeps functions out of
+# files with rules); collect.smk includes this file first.
+
+
+# A pairwise_verdicts panel with `source: collection`, or a preference_margins panel with a
+# `collect` block, is filled by calling the endpoints of `endpoints`; `collection.defaults` fills
+# the settings its `collect` block leaves out.
+for _endpoint in config["endpoints"].values():
+    fill_defaults(_endpoint, config["collection"]["endpoint_defaults"])
+for _panel in config["panels"].values():
+    if "collect" in _panel:
+        fill_defaults(_panel["collect"], config["collection"]["defaults"])
+        if _panel["kind"] == "pairwise_verdicts":
+            _panel.setdefault("reference_texts", None)
+            _panel.setdefault("variant_texts", {})
+            for _condition, _spec in _panel["collect"]["conditions"].items():
+                _panel["variant_texts"].setdefault(_condition, {"kind": _spec["kind"]})
+
+
+def collected_panels(kind):
+    """Names of panels of ``kind`` whose data is collected from endpoints."""
+    return [n for n, p in PANELS.items() if p["kind"] == kind and "collect" in p]
+
+
+def collected_verdict_inputs(panel):
+    base = f"results/{panel}/collect"
+    return {
+        "verdicts": f"{base}/verdicts.parquet",
+        "reference_texts": f"{base}/reference_texts.parquet",
+        **{
+            f"variant_{c}": f"{base}/texts/{c}.parquet"
+            for c in PANELS[panel]["collect"]["conditions"]
+        },
+    }
+
+
+def collected_score_inputs(panel):
+    return {
+        judge: f"results/{panel}/collect/scores/{judge}.parquet"
+        for judge in PANELS[panel]["collect"]["judges"]
+    }
+
+
+def collect_settings(panel):
+    return PANELS[panel]["collect"]
+
+
+def check_collections():
+    """Stop at start-up if a collection names an endpoint, condition or probe that is not there."""
+    problems = []
+    for name in collected_panels("pairwise_verdicts") + collected_panels(
+        "preference_margins"
+    ):
+        collect = collect_settings(name)
+        needed = list(collect["judges"])
+        if not needed:
+            problems.append(f"  panel '{name}': `collect.judges` names no endpoint")
+        if PANELS[name]["kind"] == "pairwise_verdicts" and collect["conditions"]:
+            if collect["translator"] is None:
+                problems.append(
+                    f"  panel '{name}': conditions to translate need a `translator`"
+                )
+            else:
+                needed.append(collect["translator"])
+        for endpoint in needed:
+            if endpoint not in config["endpoints"]:
+                problems.append(
+                    f"  panel '{name}': endpoint '{endpoint}' is not defined"
+                )
+        reserved = {
+            PANELS[name].get("reference"),
+            "tie_probe",
+            "item_table",
+            "plan",
+            "prompt",
+        }
+        for condition in set(collect["conditions"]) & reserved:
+            problems.append(
+                f"  panel '{name}': a condition cannot be named '{condition}'"
+            )
+        for condition in collect["tie_probes"]:
+            if condition not in collect["conditions"]:
+                problems.append(
+                    f"  panel '{name}': tie probe '{condition}' is no condition"
+                )
+    for name, panel in PANELS.items():
+        if panel["kind"] == "pairwise_verdicts" and (
+            panel["source"] == "collection"
+        ) != ("collect" in panel):
+            problems.append(
+                f"  panel '{name}': `source: collection` goes with `collect`"
+            )
+    if problems:
+        raise ValueError("collections:\n" + "\n".join(problems))
+
+
+def collect_items(wildcards):
+    return data_path(collect_settings(wildcards.panel)["items"])
+
+
+def prompt_file(panel, which):
+    return str(
+        prompt_path_of(collect_settings(panel)["prompts"][which], workflow.basedir)
+    )
+
+
+def prompt_path_of(path, basedir):
+    given = Path(path)
+    return (
+        given
+        if given.is_file() or given.is_absolute()
+        else Path(basedir) / "config" / given
+    )
+
+
+def plan_inputs(wildcards):
+    panel = wildcards.panel
+    kinds = (
+        [
+            "pairwise",
+            *{s["kind"] for s in collect_settings(panel)["conditions"].values()},
+        ]
+        if PANELS[panel]["kind"] == "pairwise_verdicts"
+        else ["pointwise"]
+    )
+    return {"item_table": collect_items(wildcards)} | {
+        f"prompt_{k}": prompt_file(panel, k) for k in kinds
+    }
+
+
+def collect_endpoints(panel):
+    """Names of the endpoints a collection calls: its translator (if it translates), its judges."""
+    collect = collect_settings(panel)
+    names = list(collect["judges"])
+    if PANELS[panel]["kind"] == "pairwise_verdicts" and collect["conditions"]:
+        names.insert(0, collect["translator"])
+    return list(dict.fromkeys(names))
+
+
+def plan_parts(wildcards):
+    """One plan per endpoint, so a changed endpoint reruns only its own plan and calls."""
+    return expand(
+        "results/{panel}/collect/plan/{endpoint}.csv",
+        panel=wildcards.panel,
+        endpoint=collect_endpoints(wildcards.panel),
+    )
+
+
+def shard_outputs(panel, stage, key):
+    return expand(
+        f"results/{panel}/collect/{stage}/{key}/shard{{shard}}.parquet",
+        shard=range(collect_settings(panel)["shards"]),
+    )
+
+
+def translation_shards(wildcards):
+    return shard_outputs(wildcards.panel, "translate", wildcards.condition)
+
+
+def pairwise_shards(wildcards):
+    return [
+        path
+        for judge in collect_settings(wildcards.panel)["judges"]
+        for path in shard_outputs(wildcards.panel, "judge_pairwise", judge)
+    ]
+
+
+def pointwise_shards(wildcards):
+    return shard_outputs(wildcards.panel, "judge_pointwise", wildcards.judge)
+
+
+def all_shards(wildcards):
+    panel = wildcards.panel
+    collect = collect_settings(panel)
+    if PANELS[panel]["kind"] == "pairwise_verdicts":
+        return [
+            path
+            for condition in collect["conditions"]
+            for path in shard_outputs(panel, "translate", condition)
+        ] + pairwise_shards(wildcards)
+    return [
+        path
+        for judge in collect["judges"]
+        for path in shard_outputs(panel, "judge_pointwise", judge)
+    ]
+
+
+def variant_texts(wildcards):
+    return {
+        c: f"results/{wildcards.panel}/collect/texts/{c}.parquet"
+        for c in collect_settings(wildcards.panel)["conditions"]
+    }
+
+
+def collection_targets():
+    pairwise = collected_panels("pairwise_verdicts")
+    return (
+        expand(
+            "results/{panel}/collect/{name}",
+            panel=pairwise + collected_panels("preference_margins"),
+            name=["plan.csv", "usage.csv", "status.csv"],
+        )
+        + expand("results/{panel}/collect/audit.csv", panel=pairwise)
+        + [
+            f"results/{p}/collect/verdicts.parquet"
+            for p in pairwise
+            if "judge_ls" not in PANELS[p]["analyses"]
+        ]
+    )

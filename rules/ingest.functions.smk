@@ -1,0 +1,45 @@
+# Input functions and settings of ingest.smk (Snakemake's linter keeps functions out of
+# files with rules); ingest.smk includes this file first.
+
+
+def ingest_inputs(wildcards):
+    """Raw inputs of a panel, by kind; data files are read from data_dir at run time."""
+    panel = PANELS[wildcards.panel]
+    kind = panel["kind"]
+    if kind == "judge_runs":
+        return {k: data_input(panel[k]) for k in ("runs", "requirements") if k in panel}
+    if kind == "judgment_tree":
+        return {"requirements": f"results/{wildcards.panel}/raw/requirements.parquet"}
+    if kind == "synthetic":
+        inputs = {"runs": f"results/{wildcards.panel}/synthetic/runs.parquet"}
+        if panel["requirements_per_task"] > 0:
+            inputs["requirements"] = (
+                f"results/{wildcards.panel}/synthetic/requirements.parquet"
+            )
+        return inputs
+    if kind == "preference_margins" and "collect" in panel:
+        return collected_score_inputs(wildcards.panel)
+    if kind == "preference_margins":
+        return {name: data_input(path) for name, path in panel["files"].items()}
+    raise ValueError(
+        f"panel '{wildcards.panel}' has kind '{kind}', which has no score tensor"
+    )
+
+
+def truth_input(wildcards):
+    """A synthetic panel's planted beta, so analyses can report their error against it."""
+    if PANELS[wildcards.panel]["kind"] == "synthetic":
+        return {"beta_true": f"results/{wildcards.panel}/synthetic/beta_true.csv"}
+    return {}
+
+
+def judgment_tree_files(wildcards):
+    root = DATA_DIR / PANELS[wildcards.panel]["root"]
+    files = sorted(local(str(p)) for p in root.rglob("*.json"))
+    if not files:
+        raise ValueError(
+            f"panel '{wildcards.panel}': no JSON judgments under {root} "
+            "(expected <backbone>/<Language>/<Framework>/judgment/<Framework>/"
+            "agent_as_a_judge/gray_box/<task>.json)"
+        )
+    return files

@@ -1,0 +1,130 @@
+# Input functions and settings of report.smk (Snakemake's linter keeps functions out of
+# files with rules); report.smk includes this file first.
+import re
+
+# figure name -> (the analysis that makes its inputs, {argument: output under results/{panel}/})
+FIGURES = {
+    "interaction_heatmap": ("cbc", {"beta": "cbc/beta.csv"}),
+    "ranking_bump_chart": ("cbc", {"rankings": "cbc/rankings.csv"}),
+    "band_vs_radius": (
+        "bands",
+        {"bands": "cbc/bands.csv", "summary": "cbc/bands.json"},
+    ),
+    "heldout_tau": ("heldout", {"tau": "heldout/tau.csv"}),
+    "reversal_strength": ("reversal", {"pairs": "reversal/pairs.csv"}),
+    "cmi_null": (
+        "information",
+        {"null": "information/null.parquet", "summary": "information/cmi.json"},
+    ),
+    "task_count_curve": ("task_count", {"task_count": "ablations/task_count.csv"}),
+    "backbone_subsets": (
+        "backbone_subsets",
+        {"subsets": "ablations/backbone_subsets.csv"},
+    ),
+    "lolo": ("lolo", {"lolo": "lolo/lolo.csv"}),
+    "deletion_mae": ("missing", {"mae": "missing/mae.csv"}),
+    "judge_ls_flips": ("judge_ls", {"flips": "judge_ls/flips.csv"}),
+    "judge_ls_position": ("judge_ls", {"position": "judge_ls/position.csv"}),
+}
+
+
+def panel_figures(name):
+    """The figures of FIGURES that panel ``name``'s analyses make, in FIGURES order."""
+    return [
+        figure
+        for figure, (analysis, _) in FIGURES.items()
+        if name
+        in (panels_with(analysis) if analysis != "judge_ls" else verdict_panels())
+    ]
+
+
+def table_key(path):
+    """An input name for an analysis output: `cbc/beta.csv` -> `cbc_beta_csv`."""
+    return re.sub(r"\W", "_", path)
+
+
+def figure_tables(name):
+    """figure -> {argument: the input name of its table} for every figure of panel ``name``."""
+    return {
+        figure: {arg: table_key(path) for arg, path in FIGURES[figure][1].items()}
+        for figure in panel_figures(name)
+    }
+
+
+def figure_table_files(name):
+    """Input name -> file of the distinct tables panel ``name``'s figures read (named, so a
+    module prefix on the paths changes nothing for the script)."""
+    return {
+        table_key(path): f"results/{name}/{path}"
+        for figure in panel_figures(name)
+        for path in FIGURES[figure][1].values()
+    }
+
+
+def figure_outputs(name):
+    """Output name -> file: the figure's PNG (in the report, captioned) and its SVG."""
+    outputs = {}
+    for figure in panel_figures(name):
+        outputs[figure] = report(
+            f"results/{name}/figures/{figure}.png",
+            caption=f"../report/figures/{figure}.rst",
+            category="2. Figures",
+            subcategory=name,
+            labels={"panel": name, "figure": figure},
+        )
+        outputs[f"{figure}_svg"] = f"results/{name}/figures/{figure}.svg"
+    return outputs
+
+
+def figure_targets():
+    """Every figure the configured panels and their analyses can make."""
+    return [
+        f"results/{name}/figures/{figure}.png"
+        for figure, (analysis, _) in FIGURES.items()
+        for name in (
+            panels_with(analysis) if analysis != "judge_ls" else verdict_panels()
+        )
+    ] + (
+        ["results/simulation/figures/coverage.png"]
+        if config["simulation"]["scenarios"]
+        else []
+    )
+
+
+def output_analysis(relative):
+    """The analysis that writes ``results/{panel}/<relative>``."""
+    special = {
+        "cell_means.csv": "cbc",
+        "cbc/bands.csv": "bands",
+        "cbc/bands.json": "bands",
+        "heldout/decisions.json": "decisions",
+        "missing/parse_failures.csv": "parse_failures",
+    }
+    folder, _, name = relative.partition("/")
+    if relative in special:
+        return special[relative]
+    return Path(name).stem if folder == "ablations" else folder
+
+
+# this workflow's own claims, also when another workflow includes it as a module (a stable
+# local path: workflow.source_path gives a per-run cache copy, which would rerun every figure)
+CLAIMS_FILE = str(Path(workflow.current_basedir).parent / "config" / "claims.yaml")
+
+
+def claim_outputs():
+    """The outputs the published claims read that this config produces."""
+    with open(CLAIMS_FILE) as handle:
+        claims = yaml.safe_load(handle)
+    produced = []
+    for path in dict.fromkeys(claim["output"] for claim in claims):
+        _, panel, relative = path.split("/", 2)
+        if panel == "simulation":
+            made = bool(config["simulation"]["scenarios"])
+        else:
+            made = (
+                panel in PANELS
+                and output_analysis(relative) in PANELS[panel]["analyses"]
+            )
+        if made:
+            produced.append(path)
+    return produced

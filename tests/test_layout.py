@@ -1,0 +1,128 @@
+"""The package's shape: imports point down the pipeline, no circles, no oversized module.
+
+The stages, in the order data flows (docs/README.md, "Package map"):
+``data`` <- ``cbc`` <- ``analyses`` <- ``report`` <- ``api``; ``judges`` (calling LLM judges)
+reads with ``data`` only. A module may import from its own stage and the stages before it.
+Imports are read with ``ast`` (also those inside functions), so a lazy import counts too.
+"""
+import ast
+import inspect
+from pathlib import Path
+
+import pytest
+
+import judgecal
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "judgecal"
+STAGES = {"data": 0, "cbc": 1, "analyses": 2, "report": 3, "api": 4}
+ALLOWED = {
+    **{stage: {s for s, rank in STAGES.items() if rank <= STAGES[stage]} for stage in STAGES},
+    "judges": {"judges", "data"},
+    "scripting": {"scripting"},
+    "_moved": {"_moved"},
+    "__init__": {"__init__", "_moved", "api", "data"},
+}
+MAX_MODULE_LINES = 500
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Absolute names of the judgecal modules (or packages) ``path`` imports."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "judgecal":
+                continue
+            found.add(target)
+            # `from . import io`: the names may be modules themselves
+            for alias in node.names:
+                if (PACKAGE.parent / (target + "." + alias.name).replace(".", "/")).with_suffix(
+                        ".py").exists() or (PACKAGE.parent / (target + "." + alias.name)
+                                            .replace(".", "/") / "__init__.py").exists():
+                    found.add(f"{target}.{alias.name}")
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "judgecal"}
+    return found
+
+
+def stage_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_point_down_the_pipeline(module):
+    stage = stage_of(module)
+    assert stage in ALLOWED, f"{module}: a new stage? add it to tests/test_layout.py and the map"
+    wrong = sorted(target for target in imported_modules(MODULES[module])
+                   if stage_of(target) not in ALLOWED[stage] and target != "judgecal")
+    assert not wrong, (f"{module} (stage {stage}) imports {wrong}; it may import only "
+                       f"{sorted(ALLOWED[stage])}")
+
+
+def test_no_import_circle():
+    graph = {module: {t for t in imported_modules(path) if t in MODULES and t != module}
+             for module, path in MODULES.items()}
+    # a package's __init__ re-exporting its own modules is not a circle with them
+    graph = {m: {t for t in targets if not m.startswith(t + ".")} for m, targets in graph.items()}
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for target in graph[node]:
+            if state.get(target) == "open":
+                cycle = stack[stack.index(target):] + [target]
+                raise AssertionError("import circle: " + " -> ".join(cycle))
+            if target not in state:
+                visit(target)
+        stack.pop()
+        state[node] = "done"
+
+    for module in graph:
+        if module not in state:
+            visit(module)
+
+
+def test_the_checker_sees_a_wrong_direction(tmp_path, monkeypatch):
+    bad = PACKAGE / "data" / "io.py"
+    assert "judgecal.cbc.estimator" not in imported_modules(bad)
+    fake = tmp_path / "judgecal" / "data" / "x.py"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("def f():\n    from ..cbc.estimator import double_center\n")
+    monkeypatch.setattr(__import__(__name__), "REPO", tmp_path)
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", tmp_path / "judgecal")
+    assert imported_modules(fake) == {"judgecal.cbc.estimator"}
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_is_oversized(module):
+    lines = len(MODULES[module].read_text().splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{module} has {lines} lines; split it by concern"
+
+
+def test_common_smk_holds_only_what_every_stage_shares():
+    lines = len((REPO / "rules" / "common.smk").read_text().splitlines())
+    assert lines < 300, f"rules/common.smk has {lines} lines"
+
+
+def test_public_names_are_plain_functions_and_classes():
+    for name in judgecal.__all__:
+        value = getattr(judgecal, name)
+        assert inspect.isfunction(value) or inspect.isclass(value), name
+        assert value.__module__.startswith("judgecal."), name
