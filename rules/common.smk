@@ -21,6 +21,19 @@ for _panel in config["panels"].values():
     fill_defaults(_panel, config["panel_defaults"])
     if _panel.get("kind") == "synthetic":
         fill_defaults(_panel, config["simulation"]["base"])
+# A pairwise_verdicts panel with `source: collection`, or a preference_margins panel with a
+# `collect` block, is filled by calling the endpoints of `endpoints`; `collection.defaults` fills
+# the settings its `collect` block leaves out.
+for _endpoint in config["endpoints"].values():
+    fill_defaults(_endpoint, config["collection"]["endpoint_defaults"])
+for _panel in config["panels"].values():
+    if "collect" in _panel:
+        fill_defaults(_panel["collect"], config["collection"]["defaults"])
+        if _panel["kind"] == "pairwise_verdicts":
+            _panel.setdefault("reference_texts", None)
+            _panel.setdefault("variant_texts", {})
+            for _condition, _spec in _panel["collect"]["conditions"].items():
+                _panel["variant_texts"].setdefault(_condition, {"kind": _spec["kind"]})
 
 
 def find_data_dir(value):
