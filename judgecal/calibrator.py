@@ -30,8 +30,8 @@ from .data.errors import InputError
 
 FORMAT = "judgecal-calibrator"
 FORMAT_VERSION = 1
-PARAMS = ("task", "language", "backbone", "score", "framework", "score_range", "missing",
-          "estimator", "band_replicates", "band_level", "seed", "unseen")
+PARAMS = ("task", "language", "backbone", "score", "framework", "languages", "backbones",
+          "score_range", "missing", "estimator", "band_replicates", "band_level", "seed", "unseen")
 COLUMN_PARAMS = ("task", "language", "backbone", "score", "framework")
 UNSEEN_POLICIES = ("error", "raw")
 OUTPUT_COLUMNS = ("beta", "score_cbc", "score_cbc_low", "score_cbc_high", "calibrated")
@@ -79,8 +79,9 @@ class Calibrator:
     """CBC learned on one run table and applied to new runs (scikit-learn estimator conventions).
 
     Settings (stored as given; checked by :meth:`fit`): the column names ``task``,
-    ``language``, ``backbone``, ``score``, ``framework`` and ``score_range``, ``missing``,
-    ``estimator`` as in :func:`judgecal.calibrate`; ``band_replicates`` (0: no band; else at
+    ``language``, ``backbone``, ``score``, ``framework`` and ``languages``, ``backbones`` (axis
+    order of the fit; default natural sort), ``score_range``, ``missing``, ``estimator`` as in
+    :func:`judgecal.calibrate` (the same order gives bit-identical beta); ``band_replicates`` (0: no band; else at
     least 100 task bootstraps for the simultaneous band of
     :func:`judgecal.cbc.band.bootstrap_band` at ``band_level``, seeded by ``seed``); ``unseen``
     (``"error"``: refuse new runs of a language or backbone not fitted; ``"raw"``: pass them
@@ -104,7 +105,8 @@ class Calibrator:
 
     def __init__(self, task: str = "task", language: str = "language",
                  backbone: str = "backbone", score: str = "score",
-                 framework: str = "framework", score_range=None, missing: str = "error",
+                 framework: str = "framework", languages=None, backbones=None,
+                 score_range=None, missing: str = "error",
                  estimator: str | None = None, band_replicates: int = 0,
                  band_level: float = 0.95, seed: int = 0, unseen: str = "error"):
         self.task = task
@@ -112,6 +114,8 @@ class Calibrator:
         self.backbone = backbone
         self.score = score
         self.framework = framework
+        self.languages = languages
+        self.backbones = backbones
         self.score_range = score_range
         self.missing = missing
         self.estimator = estimator
@@ -179,7 +183,8 @@ class Calibrator:
         """Learn ``beta`` from a run table (validated as :func:`judgecal.calibrate` does;
         ``source`` names it in error messages). ``y`` is ignored (scikit-learn). Returns self."""
         self._check_settings()
-        checked, panel = prepare_runs(runs, **self._columns(), score_range=self.score_range,
+        checked, panel = prepare_runs(runs, **self._columns(), languages=self.languages,
+                                      backbones=self.backbones, score_range=self.score_range,
                                       missing=self.missing, source=source)
         result = calibrate_panel(panel, n_runs=len(checked), r2=(math.nan, math.nan),
                                  estimator=self.estimator)
@@ -382,6 +387,9 @@ class Calibrator:
         settings = self.get_params()
         if settings["score_range"] is not None:
             settings["score_range"] = [float(x) for x in settings["score_range"]]
+        for axis in ("languages", "backbones"):
+            if settings[axis] is not None:
+                settings[axis] = [str(label) for label in settings[axis]]
         cells = []
         for row in self.beta_.itertuples(index=False):
             cell = {"language": str(row.language), "backbone": str(row.backbone),
@@ -449,6 +457,9 @@ class Calibrator:
         settings = dict(document["settings"])
         if settings.get("score_range") is not None:
             settings["score_range"] = tuple(settings["score_range"])
+        for axis in ("languages", "backbones"):
+            if settings.get(axis) is not None:
+                settings[axis] = list(settings[axis])
         calibrator = cls(**settings)
         cells = document["cells"]
         band = document["band"]

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import judgecal
+from conftest import DEVAI_BACKBONES, DEVAI_LANGUAGES
 from judgecal import Calibrator
 from judgecal.analyses.synthetic import simulate_panel
 from judgecal.calibrator import FORMAT_VERSION, _checksum, training_sha256
@@ -66,6 +67,12 @@ def test_devai_beta_is_the_workflow_beta(devai_runs):
     assert np.array_equal(out["score_cbc"], out["score"] - out["beta"])
     assert (out["score_cbc_low"] <= out["score_cbc"]).all()
     assert (out["score_cbc"] <= out["score_cbc_high"]).all()
+    # in the panel's configured axis order, as the workflow's cbc/beta.csv (bit-identical)
+    order = dict(languages=list(DEVAI_LANGUAGES), backbones=list(DEVAI_BACKBONES))
+    ordered = Calibrator(**order).fit(devai_runs)
+    assert ordered.languages_ == order["languages"]
+    pd.testing.assert_frame_equal(ordered.beta_[["language", "backbone", "beta"]],
+                                  judgecal.calibrate(devai_runs, **order).beta, check_exact=True)
 
 
 def test_an_incomplete_panel_uses_the_same_estimator_as_calibrate():
