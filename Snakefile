@@ -13,6 +13,7 @@ include: "rules/common.smk"
 
 validate(config, "config/schema/config.schema.yaml")
 check_analyses()
+check_links()
 
 
 include: "rules/ingest.smk"

@@ -12,6 +12,8 @@ and the checksum manifest DIR/SHA256SUMS (``sha256sum`` format, paths relative t
 * Small CSV / JSON files are byte copies at their origin paths.
 * LLMBar: the 419 items of the five ``dataset.json`` become one table ``llmbar/items.parquet``
   and the 325 upstream ``statistics.json`` one table ``llmbar/upstream_statistics.csv``.
+* ``examples/seventh_judge.csv``, the synthetic judge of the README's ``extends`` example, is
+  generated from the converted devai run table by ``examples/make_seventh_judge.py``.
 
 The output is deterministic: same origin and same pyarrow version -> byte-identical files
 (fixed writer settings, no pandas metadata, rows in origin order). Every conversion is checked
@@ -26,6 +28,8 @@ import json
 import shutil
 import sys
 from pathlib import Path
+
+import importlib.util
 
 import numpy as np
 import pandas as pd
@@ -159,6 +163,17 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def seventh_judge(out: Path) -> str:
+    """Generate the synthetic seventh devai judge from the converted devai runs."""
+    script = Path(__file__).resolve().parent / "examples" / "make_seventh_judge.py"
+    spec = importlib.util.spec_from_file_location("make_seventh_judge", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    target = "examples/seventh_judge.csv"
+    module.write(out / "devai_ml_aaaj/run_level_scores.parquet", out / target)
+    return target
+
+
 def convert(origin: Path, out: Path) -> list[str]:
     """Write every output under ``out`` and the manifest; return the written relative paths."""
     written = []
@@ -187,6 +202,7 @@ def convert(origin: Path, out: Path) -> list[str]:
     check(pd.read_csv(out / "llmbar/upstream_statistics.csv").equals(statistics),
           "upstream_statistics.csv does not read back unchanged")
     written.append("llmbar/upstream_statistics.csv")
+    written.append(seventh_judge(out))
     written.sort()
     lines = [f"{sha256(out / path)}  {path}\n" for path in written]
     (out / MANIFEST).write_text("".join(lines), encoding="utf-8")

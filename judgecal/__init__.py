@@ -13,6 +13,8 @@ only from those before it:
   information, ablations, external, missing cells, diagnostics, simulation, Judge-LS)
 * ``report``: figures and the claims table
 * ``api``: the public functions above
+* ``calibrator``: :class:`Calibrator`, a CBC fit carried to new runs (fit, transform, rank, save,
+  load); ``cli``: the ``judgecal`` console script (``judgecal fit``, ``judgecal apply``)
 
 ``judges`` (calling LLM judges to collect panels) reads with ``data`` and is used only by the
 workflow.
@@ -31,10 +33,11 @@ from .api import (
                   prepare_runs,
                   reversal,
 )
+from .calibrator import Calibrator
 from .data.panel import Panel
+from ._version import __version__
 
 __all__ = ["calibrate", "heldout", "reversal", "cmi_test", "judge_ls", "prepare_runs",
-           "Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "Panel"]
-__version__ = "0.1.0"
+           "Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "Panel", "Calibrator"]
 
 _install_moved_modules(__name__)

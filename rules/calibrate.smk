@@ -1,4 +1,9 @@
-# CBC: interaction beta by double-centring, calibrated scores, rankings, radius and R^2.
+# CBC: interaction beta by double-centring, calibrated scores, rankings, radius and R^2; the
+# calibrator file of every panel with `cbc`, applied to other panels (`calibrator:`), and the
+# effect of adding judges to a panel (`extends:`).
+
+
+include: "calibrate.functions.smk"
 
 
 rule cbc:
@@ -32,7 +37,95 @@ register_targets(
     lambda: expand(
         "results/{panel}/cbc/{name}",
         panel=panels_with("cbc"),
-        name=["beta.csv", "rankings.csv", "summary.json"],
+        name=["beta.csv", "rankings.csv", "summary.json", "calibrator.json"],
+    )
+)
+
+
+rule calibrator:
+    input:
+        runs="results/{panel}/runs.parquet",
+        cell_means="results/{panel}/cell_means.csv",
+    output:
+        calibrator="results/{panel}/cbc/calibrator.json",
+    log:
+        "results/{panel}/logs/calibrator.log",
+    benchmark:
+        "results/{panel}/benchmarks/calibrator.tsv"
+    conda:
+        "../environment.yml"
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        panel=panel_config,
+        band=calibrator_band,
+    script:
+        "../workflow_scripts/calibrator.py"
+
+
+rule apply_calibrator:
+    input:
+        runs="results/{panel}/runs.parquet",
+        calibrator=applied_calibrator,
+    output:
+        runs="results/{panel}/applied/runs.parquet",
+        rankings="results/{panel}/applied/rankings.csv",
+        summary="results/{panel}/applied/summary.json",
+    log:
+        "results/{panel}/logs/apply_calibrator.log",
+    benchmark:
+        "results/{panel}/benchmarks/apply_calibrator.tsv"
+    conda:
+        "../environment.yml"
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        source=lambda wc: PANELS[wc.panel]["calibrator"],
+        unseen=lambda wc: PANELS[wc.panel]["unseen"],
+        intervals=config["rank_intervals"],
+    script:
+        "../workflow_scripts/apply_calibrator.py"
+
+
+register_targets(
+    lambda: expand(
+        "results/{panel}/applied/{name}",
+        panel=applying_panels(),
+        name=["runs.parquet", "rankings.csv", "summary.json"],
+    )
+)
+
+
+rule extension:
+    input:
+        unpack(extension_inputs),
+    output:
+        ranks="results/{panel}/extend/new_judge.csv",
+        shift="results/{panel}/extend/beta_shift.csv",
+        summary="results/{panel}/extend/summary.json",
+    log:
+        "results/{panel}/logs/extension.log",
+    benchmark:
+        "results/{panel}/benchmarks/extension.tsv"
+    conda:
+        "../environment.yml"
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        base=lambda wc: PANELS[wc.panel]["extends"],
+        intervals=config["rank_intervals"],
+    script:
+        "../workflow_scripts/extension.py"
+
+
+register_targets(
+    lambda: expand(
+        "results/{panel}/extend/{name}",
+        panel=extending_panels(),
+        name=["new_judge.csv", "beta_shift.csv", "summary.json"],
     )
 )
 

@@ -16,6 +16,17 @@ def workflow_yaml(relative):
 # collections such as `panels`, which the user's replace. The same wherever snakemake runs from.
 check_keys(config, workflow_yaml("../config/schema/config.schema.yaml"))
 fill_defaults(config, workflow_yaml("../config/config.yaml"))
+# Settings a panel that extends another takes from it unless it sets its own (the new judges
+# are read as the base's judges were).
+EXTENDS_INHERITS = ("languages", "score_range", "missing", "estimator")
+for _panel in config["panels"].values():
+    _base = config["panels"].get(_panel.get("extends"))
+    for _key in EXTENDS_INHERITS if isinstance(_base, dict) else ():
+        if _key not in _panel and _key in _base:
+            _panel[_key] = _base[_key]
+    # a panel that applies a calibrator fits none of its own unless it lists analyses
+    if _panel.get("calibrator") and "analyses" not in _panel:
+        _panel["analyses"] = []
 # every panel gets panel_defaults; a synthetic panel's model defaults to the simulation base
 for _panel in config["panels"].values():
     fill_defaults(_panel, config["panel_defaults"])
@@ -61,6 +72,9 @@ wildcard_constraints:
 # Panel settings that choose analyses rather than describe the data: left out of the params of
 # the rules, so adding an analysis to a panel does not rerun its ingest or anything else.
 ANALYSIS_KEYS = ("analyses", "heldout_methods", "anchor_sample", "requirement_types")
+# Keys only the rules that apply or extend a calibration read (they get them as params of their
+# own); `extends` stays in a panel's config where it is set (ingest combines the runs).
+CALIBRATION_KEYS = ("calibrator", "unseen", "extends")
 
 
 def panel_config(wildcards):
@@ -68,6 +82,7 @@ def panel_config(wildcards):
         key: value
         for key, value in PANELS[wildcards.panel].items()
         if key not in ANALYSIS_KEYS
+        and not (key in CALIBRATION_KEYS and (key != "extends" or value is None))
     }
 
 
@@ -89,8 +104,21 @@ def verdict_panels():
     ]
 
 
+def applying_panels():
+    """Names of panels that apply a calibrator (`calibrator:`) instead of fitting one."""
+    return [name for name, panel in PANELS.items() if panel.get("calibrator")]
+
+
+def extending_panels():
+    """Names of panels that add judges to another panel (`extends:`)."""
+    return [name for name, panel in PANELS.items() if panel.get("extends")]
+
+
 def has_requirements(name):
     panel = PANELS[name]
+    # the base judges' runs come without their requirement verdicts
+    if panel.get("extends"):
+        return False
     return (
         (panel["kind"] == "judge_runs" and "requirements" in panel)
         or panel["kind"] == "judgment_tree"
@@ -123,7 +151,26 @@ def analysis_problem(name, analysis):
         kind in ("judge_runs", "judgment_tree") and has_requirements(name)
     ):
         return "needs requirement-level verdicts with a response_status column"
+    if panel.get("calibrator") and analysis in REFITTING_ANALYSES:
+        return (
+            "measures CBC refitted on this panel's own tasks, but the panel applies the "
+            f"calibrator '{panel['calibrator']}' (`calibrator:`): list it on the panel the "
+            "calibrator is fitted on, or drop `calibrator:` to fit this panel itself"
+        )
     return None
+
+
+# Analyses that evaluate CBC by refitting it on resampled or reduced copies of the panel: on a
+# panel that applies a calibrator fitted elsewhere, they would not describe the calibration used.
+REFITTING_ANALYSES = (
+    "heldout",
+    "decisions",
+    "task_count",
+    "backbone_subsets",
+    "requirement_type",
+    "lolo",
+    "missing",
+)
 
 
 def check_analyses():
@@ -139,6 +186,86 @@ def check_analyses():
             "the config asks for analyses these panels cannot run:\n"
             + "\n".join(problems)
             + "\n  remove them from the panels' `analyses` lists"
+        )
+
+
+def calibrator_path(value):
+    """A `calibrator:` path: as given if it exists, else under data_dir (None: neither)."""
+    for path in (Path(value), DATA_DIR / value):
+        if path.is_file():
+            return path
+    return None
+
+
+def calibrator_file(name):
+    """The calibrator.json panel ``name`` applies: another panel's, or a file."""
+    value = PANELS[name]["calibrator"]
+    if value in PANELS:
+        return f"results/{value}/cbc/calibrator.json"
+    return local(str(calibrator_path(value)))
+
+
+def link_problems(name):
+    """What is wrong with panel ``name``'s `calibrator:` and `extends:` (list of lines)."""
+    panel = PANELS[name]
+    value, base = panel.get("calibrator"), panel.get("extends")
+    problems = []
+    if value and base:
+        problems.append("sets both `calibrator` and `extends`: use one")
+    if value in PANELS:
+        if value == name:
+            problems.append("`calibrator` names the panel itself")
+        elif PANELS[value]["kind"] not in TENSOR_KINDS:
+            problems.append(f"`calibrator`: panel '{value}' has no score tensor to fit")
+    elif value:
+        path = calibrator_path(value)
+        if path is None:
+            problems.append(
+                f"`calibrator: {value}` is neither a panel of this config "
+                f"({', '.join(PANELS)}) nor a file (looked for {Path(value)} and "
+                f"{DATA_DIR / value})"
+            )
+        else:
+            from judgecal.calibrator import Calibrator
+            from judgecal.data.errors import InputError
+
+            try:
+                Calibrator.load(path)
+            except InputError as error:
+                message = str(error).replace("\n", "\n    ")
+                problems.append(f"`calibrator`: {message}")
+    if base and base not in PANELS:
+        problems.append(
+            f"`extends: {base}` is not a panel of this config ({', '.join(PANELS)})"
+        )
+    elif base == name:
+        problems.append("`extends` names the panel itself")
+    elif base:
+        if panel["kind"] != "judge_runs":
+            problems.append(
+                "`extends` needs a judge_runs panel (the new judges' run table)"
+            )
+        if PANELS[base]["kind"] not in TENSOR_KINDS:
+            problems.append(f"`extends`: panel '{base}' has no score tensor")
+        if PANELS[base].get("extends"):
+            problems.append(
+                f"`extends`: panel '{base}' extends '{PANELS[base]['extends']}' itself; "
+                f"extend '{PANELS[base]['extends']}' with all the new judges in one table"
+            )
+    return problems
+
+
+def check_links():
+    """Stop at start-up, naming the panel, if a `calibrator:` or `extends:` is unusable."""
+    problems = [
+        f"  panel '{name}': {problem}"
+        for name in PANELS
+        for problem in link_problems(name)
+    ]
+    if problems:
+        raise ValueError(
+            "the config's panels cannot apply or extend as asked (nothing was run):\n"
+            + "\n".join(problems)
         )
 
 

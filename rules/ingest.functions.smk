@@ -6,6 +6,14 @@ def ingest_inputs(wildcards):
     """Raw inputs of a panel, by kind; data files are read from data_dir at run time."""
     panel = PANELS[wildcards.panel]
     kind = panel["kind"]
+    # a panel that extends another: the base's validated runs + the new judges' files
+    if kind == "judge_runs" and panel.get("extends"):
+        base = panel["extends"]
+        return {
+            **{k: data_input(panel[k]) for k in ("runs", "requirements") if k in panel},
+            "base_runs": f"results/{base}/runs.parquet",
+            "base_cells": f"results/{base}/cell_means.csv",
+        }
     if kind == "judge_runs":
         return {k: data_input(panel[k]) for k in ("runs", "requirements") if k in panel}
     if kind == "judgment_tree":

@@ -25,7 +25,28 @@ FIGURES = {
     "deletion_mae": ("missing", {"mae": "missing/mae.csv"}),
     "judge_ls_flips": ("judge_ls", {"flips": "judge_ls/flips.csv"}),
     "judge_ls_position": ("judge_ls", {"position": "judge_ls/position.csv"}),
+    # not analyses but panel keys: panels that apply a calibrator, panels that extend another
+    "applied_ranks": ("calibrator", {"rankings": "applied/rankings.csv"}),
+    "new_judge": (
+        "extends",
+        {
+            "ranks": "extend/new_judge.csv",
+            "shift": "extend/beta_shift.csv",
+            "summary": "extend/summary.json",
+        },
+    ),
 }
+
+
+def figure_panels(analysis):
+    """The panels that make the figures of ``analysis`` (a FIGURES entry's first field)."""
+    if analysis == "judge_ls":
+        return verdict_panels()
+    if analysis == "calibrator":
+        return applying_panels()
+    if analysis == "extends":
+        return extending_panels()
+    return panels_with(analysis)
 
 
 def panel_figures(name):
@@ -33,8 +54,7 @@ def panel_figures(name):
     return [
         figure
         for figure, (analysis, _) in FIGURES.items()
-        if name
-        in (panels_with(analysis) if analysis != "judge_ls" else verdict_panels())
+        if name in figure_panels(analysis)
     ]
 
 
@@ -81,9 +101,7 @@ def figure_targets():
     return [
         f"results/{name}/figures/{figure}.png"
         for figure, (analysis, _) in FIGURES.items()
-        for name in (
-            panels_with(analysis) if analysis != "judge_ls" else verdict_panels()
-        )
+        for name in figure_panels(analysis)
     ] + (
         ["results/simulation/figures/coverage.png"]
         if config["simulation"]["scenarios"]

@@ -42,6 +42,11 @@ def draw(name, tables, panel, kind, claims_path):
         "deletion_mae": lambda: figures.deletion_mae(tables["mae"], units),
         "judge_ls_flips": lambda: figures.judge_ls_flips(tables["flips"]),
         "judge_ls_position": lambda: figures.judge_ls_position(tables["position"]),
+        "applied_ranks": lambda: figures.applied_ranks(
+            tables["rankings"], title=title("Ranks with the applied calibrator")),
+        "new_judge": lambda: figures.new_judge(
+            tables["ranks"], tables["shift"], tables["summary"],
+            title=title("Adding a judge: its ranks, and the base judges' beta")),
     }
     return builders[name]()
 

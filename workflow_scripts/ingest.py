@@ -9,6 +9,9 @@ run-level R^2 models, recorded in inputs.json for the cbc step.
 import logging
 from pathlib import Path
 
+import pandas as pd
+
+from judgecal.analyses import extension
 from judgecal.cbc import estimator
 from judgecal.data import io, streaming
 from judgecal.data.checksums import sha256
@@ -34,18 +37,42 @@ def runs_in_memory(panel, inputs):
     return runs, inputs["runs"]
 
 
+def extended_runs(panel, inputs):
+    """The base panel's validated runs plus the new judges' (checked alone first, so an error
+    names their file and rows), and the axis orders: the base's, new backbones last."""
+    own = {k: v for k, v in inputs.items() if k in ("runs", "requirements")}
+    if set(own) == {"runs"}:
+        new, source = io.read_table(own["runs"], mapping=panel.get("columns") or {}), own["runs"]
+    else:
+        new, source = runs_in_memory(panel, own)
+    new = io.validate_runs(new, source, panel["score_range"], panel["missing"])
+    base = io.read_table(inputs["base_runs"])
+    runs = extension.extend_runs(base, new, panel["extends"], source)
+    cells = io.read_table(inputs["base_cells"])
+    languages = panel.get("languages") or list(pd.unique(cells["language"]))
+    backbones = panel.get("backbones") or extension.backbone_order(
+        pd.unique(cells["backbone"]), new["backbone"].unique())
+    log.info("panel '%s' (%d runs) + %d runs of %s from %s", panel["extends"], len(base),
+             len(new), sorted(new["backbone"].astype(str).unique()), source)
+    return runs, f"{source} + panel '{panel['extends']}'", languages, backbones
+
+
 def main(smk):
     panel = smk.params.panel
     inputs = dict(smk.input.items())
     checks = dict(score_range=panel["score_range"], missing=panel["missing"],
                   runs_out=smk.output.runs)
-    if panel["kind"] != "preference_margins" and set(inputs) == {"runs"}:
+    languages, backbones = panel.get("languages"), panel.get("backbones")
+    if panel.get("extends"):
+        runs, source, languages, backbones = extended_runs(panel, inputs)
+        stats = streaming.scan_runs(lambda: [runs], source, **checks)
+    elif panel["kind"] != "preference_margins" and set(inputs) == {"runs"}:
         stats = streaming.read_runs(inputs["runs"], panel.get("columns") or {}, **checks)
     else:
         runs, source = runs_in_memory(panel, inputs)
         stats = streaming.scan_runs(lambda: [runs.reset_index(drop=True)], source, **checks)
     try:
-        tensor = stats.panel(panel.get("languages"), panel.get("backbones"),
+        tensor = stats.panel(languages, backbones,
                              allow_missing_cells=panel["missing"] == "omit")
     except io.InputError:
         Path(smk.output.runs).unlink(missing_ok=True)  # no partial output

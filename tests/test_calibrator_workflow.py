@@ -1,0 +1,264 @@
+"""The calibrator in the workflow: every cbc panel saves one, a panel applies another's
+(`calibrator:`, `unseen:`), a panel adds judges to another (`extends:`), and the README's
+example that adds a seventh judge to DevAI runs as written from the repository root."""
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import DEVAI_DIR, readme_command, run_as_user
+from judgecal.analyses import extension
+from judgecal.data.errors import InputError
+from judgecal.data.panel import Panel
+
+REPO = Path(__file__).resolve().parents[1]
+LANGUAGES = ["English", "Spanish", "Hindi"]
+BACKBONES = ["gpt-4o", "gpt-5.4", "qwen3.5-9b"]
+
+
+def snakemake(workdir, *args):
+    """snakemake on the repository's Snakefile in ``workdir`` (targets before --configfile)."""
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--cores", "2",
+               *args]
+    result = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
+    return result.returncode, result.stdout + result.stderr
+
+
+def devai_subset(tasks=slice(None), backbones=BACKBONES, languages=LANGUAGES) -> pd.DataFrame:
+    runs = pd.read_parquet(DEVAI_DIR / "run_level_scores.parquet")
+    chosen = sorted(runs["task"].unique())[tasks]
+    return runs[runs["task"].isin(chosen) & runs["backbone"].isin(backbones)
+                & runs["language"].isin(languages)]
+
+
+@pytest.fixture()
+def workdir(tmp_path):
+    """data/: fit.csv (20 devai tasks), new.csv (10 other tasks), new_unseen.csv (those 10
+    tasks, with a fourth judge the calibrator never saw)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    devai_subset(slice(0, 20)).to_csv(data / "fit.csv", index=False)
+    devai_subset(slice(20, 30)).to_csv(data / "new.csv", index=False)
+    devai_subset(slice(20, 30), BACKBONES + ["claude-sonnet-4.6"]).to_csv(
+        data / "new_unseen.csv", index=False)
+    return tmp_path
+
+
+def write_config(workdir, panels, **more):
+    config = {"data_dir": "data", "panels": panels, "simulation": {"scenarios": {}},
+              "rank_intervals": {"replicates": 200, "level": 0.95, "seed": 0}, **more}
+    path = workdir / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+FIT = {"kind": "judge_runs", "runs": "fit.csv", "score_range": [0, 100], "analyses": ["cbc"]}
+
+
+def applying(runs="new.csv", **settings):
+    return {"kind": "judge_runs", "runs": runs, "score_range": [0, 100], "calibrator": "fit",
+            **settings}
+
+
+# --- fit in one panel, apply to another's tasks -------------------------------------------------
+
+@pytest.mark.slow
+def test_a_panel_applies_another_panels_calibrator_exactly(workdir):
+    config = write_config(workdir, {"fit": FIT, "new": applying()})
+    code, text = snakemake(workdir, "--configfile", config)
+    assert code == 0, text[-3000:]
+    beta = pd.read_csv(workdir / "results/fit/cbc/beta.csv")
+    saved = json.loads((workdir / "results/fit/cbc/calibrator.json").read_text())
+    cells = pd.DataFrame(saved["cells"])
+    merged = beta.merge(cells, on=["language", "backbone"], suffixes=("", "_file"))
+    assert len(merged) == len(beta) == 9 and (merged["beta"] == merged["beta_file"]).all()
+    applied = pd.read_parquet(workdir / "results/new/applied/runs.parquet")
+    assert len(applied) == 10 * 3 * 3 * 3 and applied["calibrated"].all()
+    check = applied.merge(beta, on=["language", "backbone"], suffixes=("", "_fit"))
+    assert len(check) == len(applied)
+    assert (check["beta"] == check["beta_fit"]).all()
+    assert (check["score_cbc"] == check["score"] - check["beta_fit"]).all()  # exactly
+    rankings = pd.read_csv(workdir / "results/new/applied/rankings.csv")
+    assert len(rankings) == 9 and {"rank_low", "rank_high", "p_first"} <= set(rankings.columns)
+    assert ((rankings["rank_low"] <= rankings["rank_cbc"])
+            & (rankings["rank_cbc"] <= rankings["rank_high"])).all()
+    assert (workdir / "results/new/figures/applied_ranks.png").stat().st_size > 1000
+    # the applying panel fits nothing of its own unless asked
+    assert not (workdir / "results/new/cbc").exists()
+    summary = json.loads((workdir / "results/new/applied/summary.json").read_text())
+    assert summary["training_sha256"] == saved["training"]["sha256"]
+    assert summary["n_calibrated"] == len(applied) and summary["uncalibrated_pairs"] == []
+
+
+@pytest.mark.slow
+def test_an_unseen_backbone_stops_the_applying_panel_unless_unseen_raw(workdir):
+    config = write_config(workdir, {"fit": FIT, "new": applying("new_unseen.csv")})
+    code, text = snakemake(workdir, "--configfile", config)
+    assert code != 0
+    assert "claude-sonnet-4.6" in text and "not fitted on" in text and "unseen" in text
+    assert not (workdir / "results/new/applied").exists()
+    config = write_config(workdir, {"fit": FIT, "new": applying("new_unseen.csv", unseen="raw")})
+    code, text = snakemake(workdir, "--configfile", config)
+    assert code == 0, text[-3000:]
+    applied = pd.read_parquet(workdir / "results/new/applied/runs.parquet")
+    unseen = applied["backbone"] == "claude-sonnet-4.6"
+    assert unseen.sum() == 90 and not applied.loc[unseen, "calibrated"].any()
+    assert applied.loc[~unseen, "calibrated"].all()
+    assert (applied.loc[unseen, "score_cbc"] == applied.loc[unseen, "score"]).all()
+    assert applied.loc[unseen, "beta"].isna().all()
+    summary = json.loads((workdir / "results/new/applied/summary.json").read_text())
+    assert summary["uncalibrated_pairs"] == [[language, "claude-sonnet-4.6"]
+                                             for language in sorted(LANGUAGES)]
+
+
+@pytest.mark.slow
+def test_a_calibrator_file_from_judgecal_fit_is_applied(workdir):
+    from judgecal import Calibrator
+    runs = pd.read_csv(workdir / "data/fit.csv").rename(columns={"score": "pct"})
+    Calibrator(score="pct").fit(runs).save(workdir / "data" / "mine.json")
+    config = write_config(workdir, {"new": applying(calibrator="mine.json")})  # under data_dir
+    code, text = snakemake(workdir, "results/new/applied/runs.parquet", "--configfile", config)
+    assert code == 0, text[-3000:]
+    applied = pd.read_parquet(workdir / "results/new/applied/runs.parquet")
+    assert applied["calibrated"].all()
+    assert np.allclose(applied["score_cbc"], applied["score"] - applied["beta"], rtol=0, atol=0)
+
+
+# --- bad links stop at start-up, before anything is written ------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("calibrator, content, message", [
+    ("missing.json", None, r"`calibrator: missing.json` is neither a panel of this config "
+                           r"\(fit, new\) nor a file"),
+    ("beta.csv", "language,backbone,beta\nEnglish,gpt-4o,1.0\n",
+     r"beta.csv: is not a calibrator file: not JSON"),
+    ("other.json", '{"format": "something else"}', r"other.json: is not a calibrator file"),
+])
+def test_a_bad_calibrator_stops_the_run_naming_it_with_no_output(workdir, calibrator, content,
+                                                                  message):
+    if content is not None:
+        (workdir / "data" / calibrator).write_text(content)
+    config = write_config(workdir, {"fit": FIT, "new": applying(calibrator=calibrator)})
+    code, text = snakemake(workdir, "--configfile", config)
+    assert code != 0
+    assert "panel 'new'" in text and re.search(message, text), text[-2000:]
+    assert not (workdir / "results").exists()
+
+
+@pytest.mark.slow
+def test_refused_analyses_and_links_are_named_at_start_up(workdir):
+    panels = {"fit": FIT,
+              "new": applying(analyses=["cbc", "heldout"]),
+              "both": applying(extends="fit"),
+              "selfish": {**FIT, "calibrator": "selfish"}}
+    code, text = snakemake(workdir, "-n", "--configfile", write_config(workdir, panels))
+    assert code != 0
+    assert "panel 'new': analysis 'heldout' measures CBC refitted on this panel's own tasks" in text
+    code, text = snakemake(workdir, "-n", "--configfile",
+                           write_config(workdir, {"fit": FIT, "both": applying(extends="fit"),
+                                                  "selfish": {**FIT, "calibrator": "selfish"}}))
+    assert code != 0
+    assert "panel 'both': sets both `calibrator` and `extends`" in text
+    assert "panel 'selfish': `calibrator` names the panel itself" in text
+    assert not (workdir / "results").exists()
+
+
+# --- extends ------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_an_extension_that_does_not_match_its_base_stops_ingest_naming_what_differs(workdir):
+    new = devai_subset(slice(0, 21), ["gpt-4o", "claude-sonnet-4.6"], ["English", "Spanish"])
+    new.to_csv(workdir / "data" / "judges.csv", index=False)
+    panels = {"fit": FIT, "plus": {"kind": "judge_runs", "extends": "fit", "runs": "judges.csv"}}
+    code, text = snakemake(workdir, "--configfile", write_config(workdir, panels))
+    assert code != 0
+    assert "cannot extend panel 'fit'" in text
+    assert "languages of panel 'fit' without runs in the new table: 'Hindi'" in text
+    assert "tasks in the new table that panel 'fit' does not have: '21_" in text
+    assert "backbone(s) 'gpt-4o' are already judges of panel 'fit'" in text
+    assert not (workdir / "results/plus/runs.parquet").exists()
+    assert not (workdir / "results/plus/tensor.parquet").exists()
+
+
+def test_extension_checks_name_every_difference():
+    base = devai_subset(slice(0, 3))
+    new = devai_subset(slice(0, 3), ["claude-sonnet-4.6"])
+    extension.check_extension(base, new, "base", "new.csv")  # the same tasks and languages
+    combined = extension.extend_runs(base, new, "base", "new.csv")
+    assert len(combined) == len(base) + len(new)
+    with pytest.raises(InputError, match=r"languages of panel 'base' without runs in the new "
+                                         r"table: 'Hindi'"):
+        extension.check_extension(base, new[new["language"] != "Hindi"], "base", "new.csv")
+    with pytest.raises(InputError, match=r"'gpt-4o' are already judges of panel 'base'"):
+        extension.check_extension(base, devai_subset(slice(0, 3), ["gpt-4o"]), "base", "new.csv")
+    assert extension.backbone_order(["b", "a"], ["z2", "z10", "a"]) == ["b", "a", "z2", "z10"]
+
+
+def test_beta_shift_of_the_base_judges_is_minus_the_new_judges_beta_over_m():
+    rng = np.random.default_rng(0)
+    values = rng.normal(50, 10, (12, 4, 4))
+    panel = Panel(values, tuple(f"t{i}" for i in range(12)), ("l1", "l2", "l3", "l4"),
+                  ("a", "b", "c", "new"))
+    from judgecal.cbc.estimator import double_center
+    base = panel.subset(backbones=[0, 1, 2])
+    beta_base = base.matrix_frame(double_center(base.cell_means()), "beta")
+    beta_combined = panel.matrix_frame(double_center(panel.cell_means()), "beta")
+    shift, summary = extension.beta_shift(beta_base, beta_combined)
+    new = beta_combined[beta_combined["backbone"] == "new"].set_index("language")["beta"]
+    assert np.allclose(shift["shift"], -shift["language"].map(new) / 3)
+    assert summary["max_abs_shift"] == pytest.approx(new.abs().max() / 3)
+    ranks = extension.rank_intervals(panel, ["new"], n_replicates=100, seed=1)
+    assert list(ranks.columns) == extension.RANK_COLUMNS and len(ranks) == 16
+    assert ranks.groupby("backbone")["rank_cbc"].nunique().eq(1).all()
+    assert ((ranks["rank_cbc_low"] <= ranks["rank_cbc"])
+            & (ranks["rank_cbc"] <= ranks["rank_cbc_high"])).all()
+
+
+# --- the README's example, verbatim, in a copy of the repository --------------------------------
+
+def copy_without_venvs(target: Path) -> Path:
+    """The repository's files (tracked, and new ones git does not ignore) without any local
+    virtualenv folder (``.venv*``, which a checkout used for development may hold untracked)."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=REPO, capture_output=True, check=True).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        if not name.startswith(".venv") and (REPO / name).is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, target / name)
+    return target
+
+
+@pytest.mark.slow
+def test_readme_extends_example_runs_verbatim_and_shows_the_seventh_judge(tmp_path):
+    root = copy_without_venvs(tmp_path / "judgecal")
+    command = readme_command("snakemake --cores 2 --configfile config/examples/extend_devai.yaml")
+    # this interpreter's snakemake and judgecal (test_standalone checks the README's install)
+    run_as_user(f'PATH="{Path(sys.executable).parent}:$PATH" {command}', root, timeout=600)
+    out = root / "results" / "devai_plus"
+    table = pd.read_csv(out / "extend" / "new_judge.csv")
+    languages = ["English", "Arabic", "Turkish", "Chinese", "Hindi", "Japanese", "Spanish",
+                 "Swahili"]
+    assert table["backbone"].unique().tolist() == ["synthetic-judge-7"]
+    assert table["language"].tolist() == languages
+    assert ((table["rank_raw_low"] <= table["rank_raw"])
+            & (table["rank_raw"] <= table["rank_raw_high"])).all()
+    shift = pd.read_csv(out / "extend" / "beta_shift.csv")
+    assert len(shift) == 48 and "synthetic-judge-7" not in set(shift["backbone"])
+    summary = json.loads((out / "extend" / "summary.json").read_text())
+    # the numbers the README states
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert f"at most {summary['max_abs_shift']:.2f} points" in readme
+    low, high = summary["rank_raw_range"]["synthetic-judge-7"]
+    ordinal = {1: "1st", 2: "2nd", 3: "3rd"}
+    assert f"raw {ordinal.get(low, f'{low}th')} to {ordinal.get(high, f'{high}th')}" in readme
+    assert f"{ordinal[summary['rank_cbc']['synthetic-judge-7']]} in every language" in readme
+    assert (out / "figures" / "new_judge.png").stat().st_size > 1000
+    calibrator = json.loads((out / "cbc" / "calibrator.json").read_text())
+    assert "synthetic-judge-7" in calibrator["backbones"]

@@ -1,0 +1,33 @@
+"""Fit the panel's calibrator on its validated runs and save it (cbc/calibrator.json): the same
+beta as cbc/beta.csv, carried to other panels (`calibrator:`) and to `judgecal apply`."""
+import logging
+
+import pandas as pd
+
+from judgecal import Calibrator
+from judgecal.data import io
+from judgecal.scripting import run_step
+
+log = logging.getLogger("judgecal.calibrator")
+
+
+def main(smk):
+    panel, band = smk.params.panel, smk.params.band
+    runs = io.read_table(smk.input.runs)
+    cells = io.read_table(smk.input.cell_means)  # the panel's axis order, as cbc/ uses it
+    calibrator = Calibrator(score_range=panel["score_range"], missing=panel["missing"],
+                            estimator=panel["estimator"],
+                            languages=list(pd.unique(cells["language"])),
+                            backbones=list(pd.unique(cells["backbone"])))
+    if band:
+        calibrator.set_params(band_replicates=band["replicates"], band_level=band["level"],
+                              seed=band["seed"])
+    calibrator.fit(runs, source=smk.input.runs)
+    log.info("%d runs, %d tasks, %d languages x %d backbones, estimator %s, %s",
+             calibrator.n_runs_, calibrator.n_tasks_, len(calibrator.languages_),
+             len(calibrator.backbones_), calibrator.estimator_,
+             f"band at level {band['level']}" if band else "no band")
+    calibrator.save(smk.output.calibrator)
+
+
+run_step(main, snakemake)
