@@ -71,6 +71,7 @@ def test_streamed_panel_and_r_squared_equal_the_whole_table_ones(tmp_path, frame
     kwargs = dict(missing="omit", allow_missing_cells=True)
     expected = outcome(in_memory, path, **kwargs)
     out = tmp_path / "validated.parquet"
+    out.unlink(missing_ok=True)  # tmp_path is shared by the examples: none left from another
     got = outcome(streamed, path, batch_rows, runs_out=out, **kwargs)
     assert got[0] == expected[0]
     if expected[0] == "error":
