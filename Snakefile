@@ -13,7 +13,6 @@ include: "rules/common.smk"
 
 validate(config, "config/schema/config.schema.yaml")
 check_analyses()
-check_links()
 
 
 include: "rules/ingest.smk"

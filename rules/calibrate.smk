@@ -6,6 +6,10 @@
 include: "calibrate.functions.smk"
 
 
+# a `calibrator:` or `extends:` that cannot work stops the run here, before any job
+check_links()
+
+
 rule cbc:
     input:
         unpack(truth_input),
