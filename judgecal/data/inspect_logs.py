@@ -33,6 +33,7 @@ with Inspect's own ``inspect_ai.scorer.value_to_float`` (letter grades C / P / I
 from __future__ import annotations
 
 import glob
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -212,9 +213,8 @@ def _header(path: Path, read_log, version):
     try:
         return read_log(str(path), header_only=True)
     except Exception as error:  # the reader's message says what is wrong with the file
-        message = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise InputError(path, f"is not an Inspect log that inspect-ai {version} can read "
-                         f"({type(error).__name__}: {message})",
+                         f"({type(error).__name__}: {_brief(error)})",
                          "an Inspect AI eval log (.eval or .json, as `inspect eval` writes it)")
 
 
@@ -222,7 +222,7 @@ def _read_log(path: Path, header, read_log, read_summaries, fields: dict, grader
               missing: str) -> pd.DataFrame:
     """One row per sample of one log: file, id, epoch, error, scores and the mapped fields."""
     if header.status != "success" and missing == "error":
-        reason = header.error.message.strip().splitlines()[0] if header.error else "no error"
+        reason = _error_text(header.error) or "no error"
         raise InputError(path, f"is the log of an evaluation that did not finish (status "
                          f"{header.status}: {reason})", "logs of finished evaluations (rerun "
                          "it with `inspect eval-retry`), or `missing: omit` to read the "
@@ -233,7 +233,8 @@ def _read_log(path: Path, header, read_log, read_summaries, fields: dict, grader
             samples = read_log(str(path)).samples or []
     except Exception as error:
         raise InputError(path, f"is an Inspect log whose samples cannot be read "
-                         f"({type(error).__name__}: {error})", "an intact Inspect eval log")
+                         f"({type(error).__name__}: {_brief(error)})",
+                         "an intact Inspect eval log")
     spec = header.eval
     roles = spec.model_roles or {}
     grader = roles[grader_role].model if grader_role in roles else spec.model
@@ -276,10 +277,14 @@ def _shortened(samples, fields: dict) -> bool:
     return False
 
 
+def _brief(error) -> str:
+    """The first two lines of an error (a pydantic error: its count and the first field)."""
+    lines = str(error).strip().splitlines()
+    return " ".join(lines[:2]) if lines else ""
+
+
 def _error_text(error) -> str:
-    if not error:
-        return ""
-    return str(getattr(error, "message", error)).strip().splitlines()[0]
+    return _brief(getattr(error, "message", error)) if error else ""
 
 
 def _column(samples: pd.DataFrame, name: str, spec: str, source) -> pd.Series:
@@ -343,7 +348,7 @@ def _known(value, letters: dict) -> bool:
     if value in letters or value.lower() in ("yes", "true", "no", "false"):
         return True
     try:
-        return abs(float(value)) != float("inf")  # finite numeric text (NaN text: not known)
+        return math.isfinite(float(value))  # numeric text; "nan" and "inf" would give 0.0
     except ValueError:
         return False
 
