@@ -1,6 +1,8 @@
 """judgecal: measuring and calibrating multilingual LLM judges (CBC and Judge-LS).
 
-The public API (stable, :data:`__all__`; see docs/api.md): :func:`calibrate`, :func:`heldout`,
+The public API (stable, :data:`__all__`; see docs/api.md): :func:`read_runs` (run tables from
+files: many files, fields from paths, JSON Lines), :func:`read_inspect_logs` (a run or verdict
+table from Inspect AI eval logs), :func:`calibrate`, :func:`heldout`,
 :func:`reversal`, :func:`cmi_test` on a long run table and :func:`judge_ls` on a verdict table,
 each returning a small result with tidy DataFrames and ``plot()``.
 
@@ -32,9 +34,11 @@ from .api import (
                   reversal,
 )
 from .data.panel import Panel
+from .data.inspect_logs import read_inspect_logs
+from .data.sources import read_runs
 
-__all__ = ["calibrate", "heldout", "reversal", "cmi_test", "judge_ls", "prepare_runs",
-           "Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "Panel"]
+__all__ = ["read_runs", "read_inspect_logs", "calibrate", "heldout", "reversal", "cmi_test",
+           "judge_ls", "prepare_runs", "Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "Panel"]
 __version__ = "0.1.0"
 
 _install_moved_modules(__name__)
