@@ -251,6 +251,17 @@ def sample_name(path: Path, index: int) -> tuple[str, int]:
     return sample["id"], sample["epoch"]
 
 
+def test_metadata_with_runs_of_spaces_is_read_as_written(edited):
+    label = "Simplified  Chinese\n(zh)"  # sample summaries collapse it to "Simplified Chinese (zh)"
+
+    def relabel(log):
+        for sample in log["samples"]:
+            sample["metadata"]["language"] = label
+    edit(log_of(edited, "ja"), relabel)
+    runs = judgecal.read_inspect_logs(log_of(edited, "ja"), scorer="judge_score")
+    assert set(runs["language"]) == {label}
+
+
 def test_errored_samples_are_reported_or_omitted(edited):
     failed = sample_name(log_of(edited, "de"), 1)
 

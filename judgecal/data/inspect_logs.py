@@ -265,14 +265,19 @@ def _lookup(spec: str, sample, task_args: dict):
 
 
 def _shortened(samples, fields: dict) -> bool:
+    """Might a sample summary hold a value the mapping reads other than the sample does? Summaries
+    pass metadata strings through ``textwrap.shorten`` (runs of spaces and newlines become one
+    space, over 1k cut with "..."), drop large metadata values and cut targets over 5k."""
     keys = [spec.partition(".")[2] for spec in fields.values() if spec.startswith("metadata.")]
     for sample in samples:
-        values = [(sample.metadata or {}).get(key) for key in keys]
+        for key in keys:
+            value = (sample.metadata or {}).get(key)
+            if isinstance(value, str) and (" " in value or value.endswith("...")
+                                           or value == SHORTENED):
+                return True
         if "target" in fields.values():
-            values.append(sample.target)
-        for value in values:
-            if isinstance(value, str) and (value == SHORTENED or value.endswith("...")
-                                           or value.endswith("(content truncated)")):
+            targets = sample.target if isinstance(sample.target, list) else [sample.target]
+            if any(target.endswith("(content truncated)") for target in targets):
                 return True
     return False
 
