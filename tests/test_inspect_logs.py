@@ -450,3 +450,20 @@ def test_the_documented_example_runs(layouts, pairwise, tmp_path, monkeypatch):
     namespace = {}
     exec(compile(blocks[0], "docs/api.md", "exec"), namespace)
     assert len(namespace["runs"]) == 48 and namespace["ls_inspect"].n_invalid == 0
+
+
+def test_an_errored_pairwise_sample_is_an_unparseable_verdict_with_omit(edited):
+    path = log_of(edited, "de")
+    index = next(i for i, s in enumerate(json.loads(path.read_text())["samples"])
+                 if s["epoch"] == 1)
+
+    def fail(log):
+        log["samples"][index].update(scores={}, error={
+            "message": "RateLimitError", "traceback": "", "traceback_ansi": ""})
+    edit(path, fail)
+    options = dict(verdict_scorer="judge_pairwise", epoch=1, order="=original")
+    with pytest.raises(InputError, match="RateLimitError"):
+        judgecal.read_inspect_logs(edited, **options)
+    verdicts = judgecal.read_inspect_logs(edited, missing="omit", **options)
+    assert (verdicts["verdict"] == "").sum() == 1
+    assert judgecal.judge_ls(verdicts, reference="en").n_invalid == 1

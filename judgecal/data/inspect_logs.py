@@ -186,7 +186,7 @@ def read_inspect_logs(inspect, *, scorer: str | None = None, verdict_scorer: str
             raise InputError(source, f"samples of {len(epochs)} epochs {epochs}: each epoch "
                              "repeats every judgment", "one epoch for a verdict table: "
                              "`epoch: 1` (or run the pairwise eval with epochs=1)")
-        table["verdict"] = value.map(_verdict_text)
+        table["verdict"] = [_verdict_text(v) for v in value]
         return table[VERDICT_COLUMNS]
     table["score"] = _scores(value, samples, wanted, source, value_to_float, letters)
     _check_duplicates(table, samples, source)
@@ -340,8 +340,9 @@ def _values(samples: pd.DataFrame, scorer: str, source, missing: str) -> pd.Seri
                          "with `inspect eval-retry`), or `missing: omit` to leave them out",
                          _sample_rows(samples, failed, {"error": errors}),
                          rows_caption="samples", n_rows=int(failed.sum()))
-    return samples["scores"].map(lambda s: s[scorer].value if scorer in s else None).where(
-        ~failed, None)
+    values = [None if bad else scores[scorer].value
+              for scores, bad in zip(samples["scores"], failed)]
+    return pd.Series(values, index=samples.index, dtype=object)  # as Inspect gave them
 
 
 def _known(value, letters: dict) -> bool:
@@ -371,7 +372,8 @@ def _scores(values: pd.Series, samples: pd.DataFrame, scorer: str, source, value
                          _sample_rows(samples, unknown, {"value": values.map(repr)}),
                          rows_caption="samples", n_rows=int(unknown.sum()))
     to_float = value_to_float()
-    return values.map(lambda v: to_float(v) if v is not None else float("nan")).astype(float)
+    return pd.Series([to_float(v) if v is not None else float("nan") for v in values],
+                     index=values.index, dtype=float)
 
 
 def _verdict_text(value) -> str:
