@@ -129,8 +129,8 @@ def read_inspect_logs(inspect, *, scorer: str | None = None, verdict_scorer: str
     or, with ``verdict_scorer``, as a Judge-LS verdict table (item, subset, judge, condition,
     order, verdict, gold).
 
-    ``inspect``: the logs: a log file (``.eval`` or ``.json``, any name), a folder of logs, a glob, or a list
-    of those (relative to ``base_dir``). Each column comes from a field (module docstring:
+    ``inspect``: the logs: a log file (``.eval`` or ``.json``, any name), a folder of logs, a
+    glob, or a list of those (relative to ``base_dir``). Each column comes from a field (module docstring:
     ``id``, ``epoch``, ``target``, ``task_name``, ``model``, ``grader``, ``metadata.<key>``,
     ``task_arg.<name>``, ``=<text>``). ``scorer``: the scorer whose value is the score (default:
     the only scorer in the logs); values become numbers with Inspect's ``value_to_float``
@@ -168,7 +168,8 @@ def read_inspect_logs(inspect, *, scorer: str | None = None, verdict_scorer: str
               {"task": task, "language": language, "backbone": backbone, "framework": framework})
     fields = {name: _check_field(name, spec) for name, spec in fields.items()}
     files = inspect_log_files(inspect, base_dir)
-    source = ", ".join(map(str, files)) if len(files) <= 3 else f"{files[0].parent} ({len(files)} logs)"
+    source = (", ".join(map(str, files)) if len(files) <= 3
+              else f"{files[0].parent} ({len(files)} logs)")
     samples = pd.concat([_read_log(path, header, read_log, read_summaries, fields, grader_role,
                                    missing) for path, header in _headers(files, read_log, version)],
                         ignore_index=True)
@@ -176,21 +177,21 @@ def read_inspect_logs(inspect, *, scorer: str | None = None, verdict_scorer: str
         samples = samples[samples["epoch"] == str(epoch)].reset_index(drop=True)
         if samples.empty:
             raise InputError(source, f"no samples of epoch {epoch}", "an epoch the logs have")
+    epochs = sorted(samples["epoch"].unique(), key=int)
+    if verdicts and len(epochs) > 1:
+        raise InputError(source, f"samples of {len(epochs)} epochs {epochs}: each epoch "
+                         "repeats every judgment", "one epoch for a verdict table: "
+                         "`epoch: 1` (or run the pairwise eval with epochs=1)")
     wanted = _scorer(samples, source, verdict_scorer if verdicts else scorer)
     value = _values(samples, wanted, source, missing)
-    table = pd.DataFrame({name: _column(samples, name, spec, source)
+    frame = pd.DataFrame({name: _column(samples, name, spec, source)
                           for name, spec in fields.items()})
     if verdicts:
-        epochs = sorted(samples["epoch"].unique(), key=int)
-        if len(epochs) > 1:
-            raise InputError(source, f"samples of {len(epochs)} epochs {epochs}: each epoch "
-                             "repeats every judgment", "one epoch for a verdict table: "
-                             "`epoch: 1` (or run the pairwise eval with epochs=1)")
-        table["verdict"] = [_verdict_text(v) for v in value]
-        return table[VERDICT_COLUMNS]
-    table["score"] = _scores(value, samples, wanted, source, value_to_float, letters)
-    _check_duplicates(table, samples, source)
-    return table[RUN_COLUMNS]
+        frame["verdict"] = [_verdict_text(v) for v in value]
+        return frame[VERDICT_COLUMNS]
+    frame["score"] = _scores(value, samples, wanted, source, value_to_float, letters)
+    _check_duplicates(frame, samples, source)
+    return frame[RUN_COLUMNS]
 
 
 def _headers(files: list[Path], read_log, version) -> list[tuple]:
