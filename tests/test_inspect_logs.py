@@ -308,6 +308,7 @@ def test_import_judgecal_does_not_import_inspect():
 
 
 def test_a_folder_without_logs(tmp_path):
+    pytest.importorskip("inspect_ai")  # without it, the message says to install it first
     (tmp_path / "notes.txt").write_text("not a log")
     with pytest.raises(InputError, match="is a folder with no Inspect logs"):
         judgecal.read_inspect_logs(tmp_path)
