@@ -109,7 +109,7 @@ def measure(path: str, whole: bool, workdir: Path) -> dict:
         r2 = (estimator.ols_r_squared(runs, estimator.TWO_WAY_TERMS),
               estimator.ols_r_squared(runs, estimator.FULL_TERMS))
     else:
-        stats = streaming.read_runs(path, runs_out=workdir / "validated.parquet")
+        stats = streaming.scan_file(path, runs_out=workdir / "validated.parquet")
         n_runs = stats.n_runs
         step("ingest", start)
         start = time.perf_counter()

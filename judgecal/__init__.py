@@ -1,6 +1,8 @@
 """judgecal: measuring and calibrating multilingual LLM judges (CBC and Judge-LS).
 
-The public API (stable, :data:`__all__`; see docs/api.md): :func:`calibrate`, :func:`heldout`,
+The public API (stable, :data:`__all__`; see docs/api.md): :func:`read_runs` (run tables from
+files: many files, fields from paths, JSON Lines), :func:`read_inspect_logs` (a run or verdict
+table from Inspect AI eval logs), :func:`calibrate`, :func:`heldout`,
 :func:`reversal`, :func:`cmi_test` on a long run table and :func:`judge_ls` on a verdict table,
 each returning a small result with tidy DataFrames and ``plot()``.
 
@@ -20,24 +22,16 @@ only from those before it:
 workflow.
 """
 from ._moved import install as _install_moved_modules
-from .api import (
-                  CMI,
-                  Calibration,
-                  Heldout,
-                  JudgeLS,
-                  Reversal,
-                  calibrate,
-                  cmi_test,
-                  heldout,
-                  judge_ls,
-                  prepare_runs,
-                  reversal,
-)
-from .calibrator import Calibrator
-from .data.panel import Panel
 from ._version import __version__
+from .api import (CMI, Calibration, Heldout, JudgeLS, Reversal, calibrate, cmi_test, heldout,
+                  judge_ls, prepare_runs, reversal)
+from .calibrator import Calibrator
+from .data.inspect_logs import read_inspect_logs
+from .data.panel import Panel
+from .data.sources import read_runs
 
-__all__ = ["calibrate", "heldout", "reversal", "cmi_test", "judge_ls", "prepare_runs",
-           "Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "Panel", "Calibrator"]
+__all__ = ["read_runs", "read_inspect_logs", "calibrate", "heldout", "reversal", "cmi_test",
+           "judge_ls", "prepare_runs", "Calibrator", "Calibration", "Heldout", "Reversal", "CMI",
+           "JudgeLS", "Panel"]
 
 _install_moved_modules(__name__)

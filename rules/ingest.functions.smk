@@ -1,5 +1,13 @@
 # Input functions and settings of ingest.smk (Snakemake's linter keeps functions out of
 # files with rules); ingest.smk includes this file first.
+from judgecal.data.sources import source_inputs
+
+
+def source_input(value):
+    """A table source's files under data_dir: one path for a single CSV or Parquet file (as
+    before), else the sorted list of the files it names (judgecal.data.sources)."""
+    files = source_inputs(value, DATA_DIR)
+    return local(files) if isinstance(files, str) else [local(f) for f in files]
 
 
 def ingest_inputs(wildcards):
@@ -15,7 +23,9 @@ def ingest_inputs(wildcards):
             "base_cells": f"results/{base}/cell_means.csv",
         }
     if kind == "judge_runs":
-        return {k: data_input(panel[k]) for k in ("runs", "requirements") if k in panel}
+        return {
+            k: source_input(panel[k]) for k in ("runs", "requirements") if k in panel
+        }
     if kind == "judgment_tree":
         return {"requirements": f"results/{wildcards.panel}/raw/requirements.parquet"}
     if kind == "synthetic":

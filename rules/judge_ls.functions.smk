@@ -17,7 +17,7 @@ def judge_ls_inputs(wildcards):
                 for c in panel["variant_texts"]
             },
         }
-    inputs = {"verdicts": data_input(panel["verdicts"])}
+    inputs = {"verdicts": source_input(panel["verdicts"])}
     if panel["reference_texts"]:
         inputs["reference_texts"] = data_input(panel["reference_texts"])
         for condition, variant in panel["variant_texts"].items():

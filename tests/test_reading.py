@@ -194,7 +194,7 @@ def test_a_language_whose_every_score_is_missing_stops_both_readers(tmp_path):
     frame.to_csv(path, index=False)
     messages = []
     for read in (lambda: io.validate_runs(io.read_table(path), path, missing="omit"),
-                 lambda: streaming.read_runs(path, missing="omit", batch_rows=5)):
+                 lambda: streaming.scan_file(path, missing="omit", batch_rows=5)):
         with pytest.raises(io.InputError, match=r"language\(s\) \['ja'\] have runs but every "
                                                 r"score is missing") as error:
             read()
@@ -217,5 +217,5 @@ def test_unused_parquet_dictionary_labels_are_not_languages(tmp_path):
     table = table.set_column(1, "language", languages)
     path = tmp_path / "runs.parquet"
     pq.write_table(table, path)
-    stats = streaming.read_runs(path, missing="omit")
+    stats = streaming.scan_file(path, missing="omit")
     assert stats.panel().languages == ("en", "sw")

@@ -27,7 +27,7 @@ def in_memory(path, score_range=(0, 100), missing="error", allow_missing_cells=F
 
 def streamed(path, batch_rows, score_range=(0, 100), missing="error", allow_missing_cells=False,
              runs_out=None):
-    stats = streaming.read_runs(path, score_range=score_range, missing=missing,
+    stats = streaming.scan_file(path, score_range=score_range, missing=missing,
                                 runs_out=runs_out, batch_rows=batch_rows)
     return stats, stats.panel(allow_missing_cells=allow_missing_cells)
 
@@ -161,7 +161,7 @@ def test_configured_orders_and_parquet_ids(tmp_path):
     frame["task"] = frame["task"].astype(int)
     path = tmp_path / "runs.parquet"
     frame.to_parquet(path)
-    stats = streaming.read_runs(path, batch_rows=5)
+    stats = streaming.scan_file(path, batch_rows=5)
     panel = stats.panel(languages=["sw", "en"])
     assert panel.tasks == ("1", "2") and panel.languages == ("sw", "en")
     with pytest.raises(io.InputError, match=r"language\(s\) \['fr'\] are configured"):
@@ -191,7 +191,7 @@ def write_large(path, n_tasks, chunk_tasks=250):
 MEASURE = textwrap.dedent("""
     import json, resource, sys
     from judgecal.data import streaming
-    stats = streaming.read_runs(sys.argv[1], runs_out=sys.argv[2])
+    stats = streaming.scan_file(sys.argv[1], runs_out=sys.argv[2])
     panel = stats.panel()
     print(json.dumps({"n_runs": stats.n_runs, "shape": list(panel.shape),
                       "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))

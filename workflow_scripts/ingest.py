@@ -1,7 +1,9 @@
 """Validate a panel's raw inputs: the standard run table, the task-level tensor (framework
 means) and the cell-mean matrix, each its own file under results/{panel}/.
 
-A run table given alone is streamed (judgecal.data.streaming: bounded memory whatever its length);
+A run table given alone is streamed (judgecal.data.streaming: bounded memory whatever its length),
+from one file or from a source of many (judgecal.data.sources: a folder, glob or list, fields from
+the paths, JSON Lines);
 tables derived from requirement verdicts or preference files are built in memory first. Either
 way the runs pass the same checks and give the sufficient statistics of the tensor and of the
 run-level R^2 models, recorded in inputs.json for the cbc step.
@@ -13,11 +15,19 @@ import pandas as pd
 
 from judgecal.analyses import extension
 from judgecal.cbc import estimator
-from judgecal.data import io, streaming
+from judgecal.data import io, sources, streaming
 from judgecal.data.checksums import sha256
 from judgecal.scripting import run_step, write_csv, write_json, write_parquet
 
 log = logging.getLogger("judgecal.ingest")
+
+
+def source_of(panel, inputs, name):
+    """What the panel's config names (a judge_runs table source) or the file another rule
+    wrote (synthetic, judgment_tree), and how messages name it."""
+    value = panel[name] if panel["kind"] == "judge_runs" else inputs[name]
+    files = inputs[name]
+    return value, files, files if isinstance(files, str) else sources.describe(value)
 
 
 def runs_in_memory(panel, inputs):
@@ -25,16 +35,20 @@ def runs_in_memory(panel, inputs):
     if panel["kind"] == "preference_margins":
         return io.load_preference_margins(inputs, source_dir="."), ", ".join(inputs.values())
     columns = panel.get("columns") or {}
-    runs = io.read_table(inputs["runs"], mapping=columns) if "runs" in inputs else None
-    table = io.read_table(inputs["requirements"], mapping=columns)
-    recomputed = io.runs_from_requirements(table, inputs["requirements"])
+    runs = None
+    if "runs" in inputs:
+        value, files, runs_source = source_of(panel, inputs, "runs")
+        runs = sources.read_source(value, files, columns, missing=panel["missing"], table="runs")
+    value, files, source = source_of(panel, inputs, "requirements")
+    table = sources.read_source(value, files, columns, fields=sources.REQUIREMENT_FIELDS)
+    recomputed = io.runs_from_requirements(table, source)
     log.info("recomputed %d run scores from %d requirement verdicts", len(recomputed), len(table))
     if runs is None:
-        return recomputed, inputs["requirements"]
-    checked = io.validate_runs(runs, inputs["runs"], panel["score_range"], panel["missing"])
-    io.check_runs_agree(checked, recomputed, inputs["runs"])
+        return recomputed, source
+    checked = io.validate_runs(runs, runs_source, panel["score_range"], panel["missing"])
+    io.check_runs_agree(checked, recomputed, runs_source)
     log.info("run table agrees with the requirement table")
-    return runs, inputs["runs"]
+    return runs, runs_source
 
 
 def extended_runs(panel, inputs):
@@ -42,7 +56,9 @@ def extended_runs(panel, inputs):
     names their file and rows), and the axis orders: the base's, new backbones last."""
     own = {k: v for k, v in inputs.items() if k in ("runs", "requirements")}
     if set(own) == {"runs"}:
-        new, source = io.read_table(own["runs"], mapping=panel.get("columns") or {}), own["runs"]
+        value, files, source = source_of(panel, own, "runs")
+        new = sources.read_source(value, files, panel.get("columns") or {},
+                                  missing=panel["missing"], table="runs")
     else:
         new, source = runs_in_memory(panel, own)
     new = io.validate_runs(new, source, panel["score_range"], panel["missing"])
@@ -67,7 +83,8 @@ def main(smk):
         runs, source, languages, backbones = extended_runs(panel, inputs)
         stats = streaming.scan_runs(lambda: [runs], source, **checks)
     elif panel["kind"] != "preference_margins" and set(inputs) == {"runs"}:
-        stats = streaming.read_runs(inputs["runs"], panel.get("columns") or {}, **checks)
+        value, files, _ = source_of(panel, inputs, "runs")
+        stats = sources.scan_source(value, files, panel.get("columns") or {}, **checks)
     else:
         runs, source = runs_in_memory(panel, inputs)
         stats = streaming.scan_runs(lambda: [runs.reset_index(drop=True)], source, **checks)
@@ -85,7 +102,8 @@ def main(smk):
     write_json({"kind": panel["kind"], "n_runs": stats.n_runs,
                 "r2_two_way": estimator.r_squared_from_stats(**model, full=False),
                 "r2_full": estimator.r_squared_from_stats(**model, full=True),
-                "files": {name: {"path": path, "sha256": sha256(path)}
+                "files": {name: {"path": path, "sha256": sha256(path)} if isinstance(path, str)
+                          else [{"path": p, "sha256": sha256(p)} for p in path]
                           for name, path in inputs.items()}}, smk.output.manifest)
 
 

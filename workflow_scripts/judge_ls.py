@@ -4,6 +4,7 @@ import logging
 
 import judgecal
 from judgecal.analyses import judge_ls as _jl
+from judgecal.data import sources
 from judgecal.data.io import read_table
 from judgecal.scripting import run_step, write_csv
 
@@ -14,9 +15,18 @@ def load_verdicts(smk, panel):
     """The verdict table, with the panel's column names (the LLMBar file is flattened first)."""
     if panel["source"] == "llmbar":
         return _jl.load_llmbar(smk.input.verdicts, rating=panel["rating"]), {}
-    frame = read_table(smk.input.verdicts, mapping=panel["columns"],
-                       text=("item", "subset", "judge", "condition", "order"))
+    value = panel["verdicts"] if panel["source"] == "table" else smk.input.verdicts
+    frame = sources.read_source(value, smk.input.verdicts, panel["columns"],
+                                fields=sources.VERDICT_FIELDS, missing=panel["missing"],
+                                text=("item", "subset", "judge", "condition", "order"),
+                                table="verdicts")
     return frame, {}
+
+
+def verdicts_source(smk, panel):
+    """How messages name the verdicts: the file, or the source of many files."""
+    files = smk.input.verdicts
+    return files if isinstance(files, str) else sources.describe(panel["verdicts"])
 
 
 def main(smk):
@@ -34,7 +44,7 @@ def main(smk):
         reference_texts=(read_table(smk.input.reference_texts) if variants is not None
                          else None),
         variant_texts=variants, audit=settings["audit"], truth=truth,
-        title=f"Judge-LS summary: {smk.wildcards.panel}", source=smk.input.verdicts)
+        title=f"Judge-LS summary: {smk.wildcards.panel}", source=verdicts_source(smk, panel))
     log.info("%d judgments, %d unparseable", result.n_judgments, result.n_invalid)
     if len(result.recovery):
         log.info("planted values inside their intervals: %d of %d",

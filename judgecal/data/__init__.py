@@ -3,8 +3,10 @@
 ``io`` reads and validates run, requirement and verdict tables and builds the task-level
 :class:`~judgecal.data.panel.Panel`; ``streaming`` does the same for large run tables in bounded
 memory; ``checksums`` verifies inputs against ``SHA256SUMS``; ``judgment_tree`` flattens the
-Agent-as-a-Judge JSON layout; ``config`` completes and checks a workflow config; ``errors`` holds
-:class:`~judgecal.data.errors.InputError`. Imports nothing else from the package.
+Agent-as-a-Judge JSON layout; ``inspect_logs`` reads Inspect AI eval logs as a run or verdict
+table (inspect-ai, an optional dependency, imported only there); ``config`` completes and checks
+a workflow config; ``errors`` holds :class:`~judgecal.data.errors.InputError`. Imports nothing
+else from the package.
 """
 from .errors import InputError
 from .panel import Panel

@@ -23,7 +23,7 @@ the counters; a second pass over the file collects their rows, only when there a
 The validated runs can be written on the way (``runs_out``, Parquet, one row group per batch).
 """
 from .batches import BATCH_ROWS, iter_table
-from .scanner import RunScanner, read_runs, scan_runs
+from .scanner import RunScanner, scan_file, scan_runs
 from .stats import RunStats
 
-__all__ = ["BATCH_ROWS", "iter_table", "RunScanner", "RunStats", "scan_runs", "read_runs"]
+__all__ = ["BATCH_ROWS", "iter_table", "RunScanner", "RunStats", "scan_runs", "scan_file"]

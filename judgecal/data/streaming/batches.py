@@ -20,16 +20,17 @@ BATCH_ROWS = 1 << 19
 
 
 def iter_table(path, mapping: dict | None = None, text: tuple[str, ...] = IDENTIFIERS,
-               batch_rows: int = BATCH_ROWS) -> Iterator[pd.DataFrame]:
+               batch_rows: int = BATCH_ROWS, parquet: bool | None = None
+               ) -> Iterator[pd.DataFrame]:
     """Batches of a CSV or Parquet table, standard column names, as :func:`io.read_table` reads it.
 
     Each batch is indexed by the data row number (0 = first row under the header). Identifier
     columns are categoricals of their text, stripped, missing = NaN (read_table gives the same
-    labels as strings).
+    labels as strings). ``parquet``: the format (default: from the suffix, ``.parquet``).
     """
     path, rename = io.input_file(path, mapping)
     try:
-        if path.suffix == ".parquet":
+        if path.suffix == ".parquet" if parquet is None else parquet:
             batches = _parquet_batches(path, rename, text, batch_rows)
         else:
             options = io.csv_options(path, rename, text, str)

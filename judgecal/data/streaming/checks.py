@@ -16,17 +16,21 @@ from .codes import Axis, stripped_labels
 from .stats import KeyCounts
 
 SHOWN = 5  # offending rows shown in a message, as InputError does
+SOURCE_CAPTION = ("offending rows (file:line; a CSV or Parquet file's header is line 1, a JSON "
+                  "array counts records)")
+"""Caption of rows named by file and line (the labels may carry their own: ``labels.caption``)."""
 
 
 class RunChecks:
     """What is wrong with the run table so far: absent columns, empty keys, bad scores,
     duplicate keys (counted by :class:`~judgecal.data.streaming.stats.KeyCounts`)."""
 
-    def __init__(self, source, score_range=(0.0, 100.0), missing: str = "error"):
+    def __init__(self, source, score_range=(0.0, 100.0), missing: str = "error", locate=None):
         if missing not in io.MISSING_POLICIES:
             raise InputError(source, f"unknown missing-score policy {missing!r}",
                              f"one of {io.MISSING_POLICIES}")
         self.source, self.score_range, self.missing = source, score_range, missing
+        self.locate = locate  # row index -> labels (many files: file:line); None: row numbers
         self.rows = 0
         self.columns, self.absent, self.has_strata = None, [], False
         self.failures: dict[str, list] = {}  # check -> [count, shown rows]
@@ -143,4 +147,9 @@ class RunChecks:
                 except TypeError:
                     common = np.dtype(object)
                 rows[name] = column.astype(common if common.kind in "biuf" else object)
-        return rows.set_axis(rows.index + 2, axis=0)
+        if self.locate is None:
+            return rows.set_axis(rows.index + 2, axis=0)
+        labels = self.locate(rows.index)
+        rows = rows.set_axis(list(labels), axis=0)
+        rows.attrs["rows_caption"] = getattr(labels, "caption", SOURCE_CAPTION)
+        return rows

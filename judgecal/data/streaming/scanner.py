@@ -63,8 +63,8 @@ class RunScanner:
     docstring). ``add`` each batch, then ``finish``."""
 
     def __init__(self, source, score_range=(0.0, 100.0), missing: str = "error",
-                 runs_out=None):
-        self.checks = RunChecks(source, score_range, missing)
+                 runs_out=None, locate=None):
+        self.checks = RunChecks(source, score_range, missing, locate)
         self.source = source
         self.axes = {key: Axis() for key in RUN_KEYS}
         self.strata_axis = Axis()
@@ -143,14 +143,16 @@ class RunScanner:
 
 
 def scan_runs(batches: Callable[[], Iterable[pd.DataFrame]], source, score_range=(0.0, 100.0),
-              missing: str = "error", runs_out=None) -> RunStats:
+              missing: str = "error", runs_out=None, locate=None) -> RunStats:
     """Validate a run table given as batches and return its :class:`RunStats`.
 
     ``batches()`` yields standard-named frames indexed by data row number (see
     :func:`iter_table`); it is called again only to name duplicate rows. ``runs_out``: write
-    the validated runs there (Parquet), atomically, only if the table is valid.
+    the validated runs there (Parquet), atomically, only if the table is valid. ``locate``:
+    row index -> labels naming the rows in messages (many files: ``file:line``, see
+    :mod:`judgecal.data.sources`); default the file row number (header = row 1).
     """
-    scanner = RunScanner(source, score_range, missing, runs_out)
+    scanner = RunScanner(source, score_range, missing, runs_out, locate)
     try:
         for batch in batches():
             scanner.add(batch)
@@ -160,8 +162,9 @@ def scan_runs(batches: Callable[[], Iterable[pd.DataFrame]], source, score_range
     return scanner.finish(batches)
 
 
-def read_runs(path, mapping: dict | None = None, score_range=(0.0, 100.0),
+def scan_file(path, mapping: dict | None = None, score_range=(0.0, 100.0),
               missing: str = "error", runs_out=None, batch_rows: int = BATCH_ROWS) -> RunStats:
-    """Stream a run-table file: :func:`iter_table` + :func:`scan_runs`."""
+    """Stream a run-table file: :func:`iter_table` + :func:`scan_runs` (the public
+    :func:`judgecal.read_runs` reads any source into a validated DataFrame)."""
     return scan_runs(lambda: iter_table(path, mapping, batch_rows=batch_rows), path,
                      score_range, missing, runs_out)
