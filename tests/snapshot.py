@@ -182,6 +182,11 @@ def capped(name: str, problems: list[str]) -> list[str]:
     return problems[:MAX_PER_FILE] + [f"{name}: ... and {len(problems) - MAX_PER_FILE} more"]
 
 
+def shown_field(field: str) -> str:
+    """A CSV field for a message: a number as written, text quoted."""
+    return field if FIELD_NUMBER.fullmatch(field) else shown(field)
+
+
 def row_label(names: list[str], values: list) -> str:
     """``(language='de', backbone='gpt-4o')`` from a row's label columns."""
     return "(" + ", ".join(f"{n}={shown(v, 40)}" for n, v in zip(names, values)) + ")"
@@ -217,7 +222,7 @@ def compare_csv(name: str, stored_text: str, now_text: str) -> list[str]:
         for column, a, b in zip(header, s, n):
             if not same_number_text(a, b, FIELD_NUMBER):
                 problems.append(f"{name}: column {column!r}, row {row} {label}: "
-                                f"stored {shown(a)} vs now {shown(b)}")
+                                f"stored {shown_field(a)} vs now {shown_field(b)}")
     return capped(name, problems)
 
 
@@ -240,7 +245,6 @@ def differing_rows(stored: pa.ChunkedArray, now: pa.ChunkedArray) -> np.ndarray:
         a = stored.to_numpy(zero_copy_only=False).astype(float)
         b = now.to_numpy(zero_copy_only=False).astype(float)
         far = ~np.isclose(b, a, rtol=RTOL, atol=ATOL, equal_nan=True)
-        far &= ~(np.isinf(a) & (a == b))
         return np.flatnonzero(null_differs | far)
     unequal = [x != y for x, y in zip(stored.to_pylist(), now.to_pylist())]
     return np.flatnonzero(null_differs | np.array(unequal, dtype=bool))

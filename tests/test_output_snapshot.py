@@ -120,7 +120,7 @@ def test_a_number_beyond_the_tolerance_names_file_column_row_and_both_values(res
     edit(now / "devai" / "cbc" / "beta.csv", "0.1234567890123", "0.1234569")
     assert compare(tmp_path / "snapshot", now) == [
         "devai/cbc/beta.csv: column 'beta', row 0 (language='en', backbone='gpt-4o'): "
-        "stored '0.1234567890123' vs now '0.1234569'"]
+        "stored 0.1234567890123 vs now 0.1234569"]
 
 
 def test_differences_within_the_tolerance_agree(results, tmp_path):
@@ -178,11 +178,14 @@ def test_changed_labels_and_text_fail(results, tmp_path):
         "stored 'sw' vs now 'swa'"]
 
 
-def test_integers_in_text_compare_exactly(results, tmp_path):
+def test_integers_in_text_and_csv_compare_exactly(results, tmp_path):
     now = copy_of(results, tmp_path)
     edit(now / "claims.md", "| 52 |", "| 53 |")
+    edit(now / "devai" / "cbc" / "beta.csv", "0.1234567890123,55", "0.1234567890123,55.0")
     assert compare(tmp_path / "snapshot", now) == [
-        "claims.md: line 6, number 1: stored 52 vs now 53"]
+        "claims.md: line 6, number 1: stored 52 vs now 53",
+        "devai/cbc/beta.csv: column 'n_tasks', row 0 (language='en', backbone='gpt-4o'): "
+        "stored 55 vs now 55.0"]
 
 
 def test_a_missing_or_a_new_file_fails(results, tmp_path):
