@@ -374,17 +374,18 @@ def compare_file(relative: str, entry: dict, stored: Path, now: Path,
         return compare_parquet(relative, stored, now)
     if kind == "bytes":
         return [] if stored.read_bytes() == now.read_bytes() else [f"{relative}: bytes differ"]
-    compare = {"csv": compare_csv, "json": compare_json, "text": compare_text}[kind]
-    return compare(relative, stored.read_text(), read_run_text(now, data_dir))
+    by_kind = {"csv": compare_csv, "json": compare_json, "text": compare_text}[kind]
+    return by_kind(relative, stored.read_text(), read_run_text(now, data_dir))
 
 
 def compare(snapshot: Path, results: Path, data_dir: Path | None = None) -> list[str]:
     """Every difference between a stored snapshot and a results folder (empty if they agree)."""
     files = json.loads((Path(snapshot) / "manifest.json").read_text())["files"]
-    present = compared_files(results)
+    present = set(compared_files(results))
     problems = [f"missing: {p} (in the snapshot, not in the run)" for p in files
                 if p not in present]
-    problems += [f"new: {p} (in the run, not in the snapshot)" for p in present if p not in files]
+    problems += [f"new: {p} (in the run, not in the snapshot)" for p in sorted(present)
+                 if p not in files]
     for relative, entry in files.items():
         if relative in present:
             problems += compare_file(relative, entry, Path(snapshot) / "results" / relative,
