@@ -106,7 +106,7 @@ def run_as_user(command: str, cwd: Path, timeout: int):
 def readme_reproduction(tmp_path_factory) -> Path:
     """A copy of the repository alone in an empty folder (no results, no venv, nothing beside
     it) in which the README's first command (install and full reproduction) ran as written."""
-    from checksums import copy_repository
+    from snapshot import copy_repository
     root = copy_repository(tmp_path_factory.mktemp("fresh") / "judgecal")
     assert [p.name for p in root.parent.iterdir()] == ["judgecal"]
     run_as_user(readme_command("python3 -m venv .venv && . .venv/bin/activate && pip install -q "

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from checksums import copy_repository
+from snapshot import copy_repository
 from conftest import readme_command, run_as_user
 
 REPO = Path(__file__).resolve().parents[1]
