@@ -82,6 +82,10 @@ EXCLUDED = (
     "*/inputs.json",       # input files: absolute paths, sizes, checksums
 )
 """Glob patterns (relative to ``results/``) of outputs that are not compared."""
+DIGESTS_OF_NUMBERS = {"*/cbc/calibrator.json": ("checksum",)}
+"""JSON keys holding a SHA-256 of computed floats (a calibrator file's self-checksum covers beta
+and its band): the digest changes with the last bits of those floats, so only its form (64 hex
+digits) is compared; the floats themselves are compared within the tolerance."""
 MAX_PER_FILE = 10
 """At most this many differences are listed per file (then a count of the rest)."""
 
@@ -305,7 +309,13 @@ def compare_json_values(name: str, key: str, stored, now) -> list[str]:
 
 def compare_json(name: str, stored_text: str, now_text: str) -> list[str]:
     """Differences between two JSON files (keys, order, types, values)."""
-    return capped(name, compare_json_values(name, "", json.loads(stored_text), json.loads(now_text)))
+    stored, now = json.loads(stored_text), json.loads(now_text)
+    for pattern, keys in DIGESTS_OF_NUMBERS.items():
+        if fnmatch.fnmatch(name, pattern) and isinstance(stored, dict) and isinstance(now, dict):
+            for key in keys:
+                if all(re.fullmatch(r"[0-9a-f]{64}", str(d.get(key))) for d in (stored, now)):
+                    stored[key] = now[key] = "<sha256>"
+    return capped(name, compare_json_values(name, "", stored, now))
 
 
 # --- text --------------------------------------------------------------------------------------

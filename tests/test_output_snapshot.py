@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from conftest import run_as_user
-from snapshot import (ATOL, RTOL, SNAPSHOT, byte_differences, compare, compared_files,
+from snapshot import (ATOL, RTOL, SNAPSHOT, byte_differences, compare, compare_json, compared_files,
                       copy_repository, store)
 
 
@@ -243,3 +243,19 @@ def test_logs_are_not_compared_and_bytes_are_compared_between_runs(results, tmp_
 
 def test_the_tolerance_is_the_stated_one():
     assert (RTOL, ATOL) == (1e-9, 1e-12)
+
+
+def test_a_calibrator_checksum_of_computed_floats_is_compared_by_form(tmp_path):
+    """calibrator.json's self-checksum covers beta: another CPU changes it with beta's last bits.
+    Its form is compared, beta itself within the tolerance; any other key stays exact."""
+    stored = {"cells": [{"beta": 11.84242724867724}], "training": {"sha256": "a" * 64},
+              "checksum": "b" * 64}
+    now = {"cells": [{"beta": 11.842427248677245}], "training": {"sha256": "a" * 64},
+           "checksum": "c" * 64}
+    name = "devai/cbc/calibrator.json"
+    assert compare_json(name, json.dumps(stored), json.dumps(now)) == []
+    assert compare_json("devai/cbc/summary.json", json.dumps(stored), json.dumps(now)) != []
+    now["training"]["sha256"] = "d" * 64   # the training table's digest is of input data: exact
+    assert compare_json(name, json.dumps(stored), json.dumps(now)) != []
+    now["training"]["sha256"], now["checksum"] = "a" * 64, "not a digest"
+    assert compare_json(name, json.dumps(stored), json.dumps(now)) != []
