@@ -41,12 +41,23 @@ def test_the_default_config_has_no_unknown_key():
      "unknown value 'heldot' in panels.p.analyses: did you mean 'heldout'?"),
     ({"information": {"conventions": ["protocol", "sklaern"]}},
      "unknown value 'sklaern' in information.conventions: did you mean 'sklearn'?"),
+    ({"panels": {"p": {"kind": "judge_runs", "runs": {"templte": "j/{backbone}.jsonl"}}}},
+     "unknown key 'templte' at panels.p.runs.templte: did you mean 'template'?"),
+    ({"panels": {"p": {"kind": "judge_runs", "runs": {"inspect": "logs", "scorrer": "s"}}}},
+     "unknown key 'scorrer' at panels.p.runs.scorrer: did you mean 'scorer'?"),
 ])
 def test_unknown_keys_are_named_with_their_place_and_nearest_key(config, line):
     problems = unknown_keys(config, SCHEMA)
     assert len(problems) == 1 and line in problems[0]
     with pytest.raises(ValueError, match="nothing was run"):
         check_keys(config, SCHEMA)
+
+
+def test_table_sources_of_every_form_have_no_unknown_key():
+    for runs in ("r.csv", ["a.csv", "b/*.jsonl"], {"template": "j/{backbone}/{language}.jsonl"},
+                 {"path": "runs", "partitioning": "hive", "format": "parquet"},
+                 {"inspect": ["a.eval"], "scorer": "s", "language": "task_arg.language"}):
+        assert unknown_keys({"panels": {"p": {"kind": "judge_runs", "runs": runs}}}, SCHEMA) == []
 
 
 def test_entries_of_collections_are_names_not_keys():

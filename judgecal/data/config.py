@@ -82,7 +82,8 @@ def _unknown(instance, schema: dict, root: dict, where: str) -> list[str]:
     schema = _resolve(schema, root)
     properties, extra = _declared(schema, instance, root)
     strict = (schema.get("additionalProperties") is False
-              or schema.get("unevaluatedProperties") is False)
+              or schema.get("unevaluatedProperties") is False
+              or _strict_alternatives(schema, root))
     problems = []
     prefix = f"{where}." if where else ""
     for key, rule in properties.items():
@@ -107,6 +108,16 @@ def _unknown(instance, schema: dict, root: dict, where: str) -> list[str]:
             problems.append(f"  unknown key '{key}' at {prefix}{key}: "
                             f"{_hint(key, properties, 'valid keys here')}")
     return problems
+
+
+def _strict_alternatives(schema: dict, root: dict) -> bool:
+    """Is every object form of an ``anyOf`` / ``oneOf`` strict (a table source written as a
+    mapping: path and template keys, or an Inspect source)? Then a key none of them declares is
+    a typo, named here rather than by the validator's "'runs' was unexpected"."""
+    forms = [_resolve(branch, root) for branch in
+             list(schema.get("anyOf", ())) + list(schema.get("oneOf", ()))]
+    objects = [form for form in forms if form.get("type") == "object" or "properties" in form]
+    return bool(objects) and all(form.get("additionalProperties") is False for form in objects)
 
 
 def _hint(word, choices, what: str = "one of") -> str:
