@@ -358,7 +358,7 @@ class Calibrator:
         ``beta`` (k, m) of the new panel's cells (0 where unseen), ``seen`` their mask and
         ``grid`` their index into the calibrator's (languages, backbones) matrices."""
         from .cbc.bootstrap import replicate_chunk, task_bootstrap_chunks, weighted_cell_means
-        from .cbc.estimator import double_center
+        from .cbc.estimator import double_center, rank_by_count
         n, k, m = values.shape
         big_k, big_m = len(self.languages_), len(self.backbones_)
         task_stream, beta_stream = map(np.random.default_rng,
@@ -375,8 +375,7 @@ class Calibrator:
                 means = means - (beta + se * z[(slice(None), *grid)] / scale)
             else:
                 means = means - beta
-            ahead = (means[..., None, :] > means[..., :, None]).sum(axis=-1)
-            ranks.append(np.where(np.isfinite(means), 1.0 + ahead, np.nan))
+            ranks.append(np.where(np.isfinite(means), rank_by_count(means), np.nan))
         return np.concatenate(ranks)
 
     # --- the file --------------------------------------------------------------------------------

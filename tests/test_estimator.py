@@ -107,3 +107,11 @@ def test_fit_cbc_omits_missing_tasks_per_cell():
     means = panel.cell_means()
     assert means[1, 2] == values[1, 1, 2]
     np.testing.assert_allclose(estimator.fit_cbc(panel).beta, estimator.double_center(means))
+
+
+def test_rank_by_count_gives_the_ranks_of_rank_within_language_stacked():
+    from judgecal.cbc.estimator import rank_by_count, rank_within_language
+    rng = np.random.default_rng(3)
+    stacked = rng.integers(0, 4, (5, 6, 7)).astype(float)  # many ties
+    expected = np.stack([rank_within_language(matrix) for matrix in stacked])
+    assert np.array_equal(rank_by_count(stacked), expected)

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from judgecal.cbc.bootstrap import task_bootstrap_chunks, weighted_cell_means
-from judgecal.cbc.estimator import double_center
+from judgecal.cbc.estimator import double_center, rank_by_count
 from judgecal.data.errors import InputError
 from judgecal.data.io import natural_key
 from judgecal.data.panel import Panel
@@ -69,11 +69,6 @@ def backbone_order(base_order, new_backbones) -> list[str]:
     return base_order + added
 
 
-def _ranks(matrix: np.ndarray) -> np.ndarray:
-    """Rank within the last axis, 1 = highest; ties share the better rank (as rankings.csv)."""
-    return (matrix[..., None, :] > matrix[..., :, None]).sum(axis=-1) + 1
-
-
 def rank_intervals(panel: Panel, new_backbones, n_replicates: int = 1000, level: float = 0.95,
                    seed: int = 0) -> pd.DataFrame:
     """Raw and CBC rank of every backbone in every language, with task-bootstrap intervals.
@@ -94,8 +89,8 @@ def rank_intervals(panel: Panel, new_backbones, n_replicates: int = 1000, level:
     raw, cbc = [], []
     for boot in task_bootstrap_chunks(panel.shape[0], n_replicates, rng, chunk_size=200):
         replicate = weighted_cell_means(panel.values, boot.counts)
-        raw.append(_ranks(replicate))
-        cbc.append(_ranks(replicate - double_center(replicate)))
+        raw.append(rank_by_count(replicate))
+        cbc.append(rank_by_count(replicate - double_center(replicate)))
     raw, cbc = np.concatenate(raw), np.concatenate(cbc)
     q = ((1 - level) / 2, (1 + level) / 2)
     lang, bb = np.meshgrid(panel.languages, panel.backbones, indexing="ij")
@@ -104,7 +99,7 @@ def rank_intervals(panel: Panel, new_backbones, n_replicates: int = 1000, level:
     frame["mean_raw"] = means.ravel()
     frame["mean_cbc"] = (means - beta).ravel()
     for name, draws, point in (("raw", raw, means), ("cbc", cbc, means - beta)):
-        frame[f"rank_{name}"] = _ranks(point).ravel()
+        frame[f"rank_{name}"] = rank_by_count(point).ravel()
         frame[f"rank_{name}_low"] = np.floor(np.quantile(draws, q[0], axis=0)).astype(int).ravel()
         frame[f"rank_{name}_high"] = np.ceil(np.quantile(draws, q[1], axis=0)).astype(int).ravel()
     for name, draws in (("raw", raw), ("cbc", cbc)):

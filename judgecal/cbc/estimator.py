@@ -57,6 +57,14 @@ def rank_within_language(matrix: np.ndarray) -> np.ndarray:
     return scipy.stats.rankdata(-matrix, method="min", axis=-1).astype(int)
 
 
+def rank_by_count(matrix: np.ndarray) -> np.ndarray:
+    """Rank within the last axis, 1 = highest, ties sharing the better rank: one plus the number
+    of strictly higher entries. The ranks of :func:`rank_within_language` for finite values,
+    without scipy and stacked over any leading axes (bootstrap replicates); a NaN entry is
+    higher than nothing, so callers mask the ranks of NaN cells themselves."""
+    return (matrix[..., None, :] > matrix[..., :, None]).sum(axis=-1) + 1
+
+
 def finite_sample_radius(sigma: float, n_tasks: int, n_languages: int, n_backbones: int,
                          eps: float) -> float:
     """Gaussian union-bound radius for all ``m k`` beta cells at level ``eps``.

@@ -39,6 +39,7 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import InputError
+from .io import RUN_KEYS
 
 RUN_FIELDS = {"task": "id", "language": "metadata.language", "backbone": "grader",
               "framework": "epoch"}
@@ -384,14 +385,13 @@ def _verdict_text(value) -> str:
 
 
 def _check_duplicates(table: pd.DataFrame, samples: pd.DataFrame, source) -> None:
-    keys = ["task", "language", "backbone", "framework"]
-    duplicated = table.duplicated(keys, keep=False)
+    duplicated = table.duplicated(RUN_KEYS, keep=False)
     if duplicated.any():
         files = sorted(samples.loc[duplicated, "file"].unique())
-        rows = pd.concat([_sample_rows(samples, duplicated), table.loc[duplicated, keys]
-                          .reset_index(drop=True)], axis=1).sort_values(keys)
+        rows = pd.concat([_sample_rows(samples, duplicated), table.loc[duplicated, RUN_KEYS]
+                          .reset_index(drop=True)], axis=1).sort_values(RUN_KEYS)
         raise InputError(source, f"{int(duplicated.sum())} samples give the same run "
-                         f"{tuple(keys)}, in {', '.join(files)}",
+                         f"{tuple(RUN_KEYS)}, in {', '.join(files)}",
                          "one sample per run: remove repeated logs, or map the columns to "
                          "fields that tell the runs apart", rows, rows_caption="samples",
                          n_rows=int(duplicated.sum()))
