@@ -83,6 +83,26 @@ def write_tables(n_runs: int, workdir: Path, formats) -> dict:
     return {fmt: str(path) for fmt, path in paths.items()}
 
 
+def streamed_panel_and_cbc(stats, step):
+    """The timed steps after a streamed ingest: the panel from the sufficient statistics
+    (``tensor``), then CBC and the run-level R^2 from them (``cbc``); returns (panel, R^2)."""
+    import numpy as np
+
+    from judgecal.cbc import estimator
+
+    start = time.perf_counter()
+    panel = stats.panel()
+    step("tensor", start)
+    start = time.perf_counter()
+    result = estimator.fit_cbc(panel)
+    model = stats.model_stats()
+    r2 = (estimator.r_squared_from_stats(**model, full=False),
+          estimator.r_squared_from_stats(**model, full=True))
+    step("cbc", start)
+    assert np.isfinite(result.beta).all() and 0 < r2[0] <= r2[1] <= 1
+    return panel, r2
+
+
 def measure(path: str, whole: bool, workdir: Path) -> dict:
     """Time and peak memory of each step on one table (run in its own process)."""
     import numpy as np
@@ -108,20 +128,13 @@ def measure(path: str, whole: bool, workdir: Path) -> dict:
         result = estimator.fit_cbc(panel)
         r2 = (estimator.ols_r_squared(runs, estimator.TWO_WAY_TERMS),
               estimator.ols_r_squared(runs, estimator.FULL_TERMS))
+        step("cbc", start)
+        assert np.isfinite(result.beta).all() and 0 < r2[0] <= r2[1] <= 1
     else:
         stats = streaming.scan_file(path, runs_out=workdir / "validated.parquet")
         n_runs = stats.n_runs
         step("ingest", start)
-        start = time.perf_counter()
-        panel = stats.panel()
-        step("tensor", start)
-        start = time.perf_counter()
-        result = estimator.fit_cbc(panel)
-        model = stats.model_stats()
-        r2 = (estimator.r_squared_from_stats(**model, full=False),
-              estimator.r_squared_from_stats(**model, full=True))
-    step("cbc", start)
-    assert np.isfinite(result.beta).all() and 0 < r2[0] <= r2[1] <= 1
+        panel, r2 = streamed_panel_and_cbc(stats, step)
     return {"n_runs": n_runs, "n_tasks": panel.shape[0], "seconds": timings, "peak_mb": peaks,
             "r2": r2, "file_mb": os.path.getsize(path) / 2**20}
 

@@ -22,7 +22,6 @@ The two tensors are compared (bit-identical: the same runs summed in the same or
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -30,13 +29,11 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from foundation_scale import peak_mb, streamed_panel_and_cbc  # beside this script
+
 N_LANGUAGES, N_BACKBONES, N_FRAMEWORKS = 10, 10, 50
 TEMPLATE = "judges/{backbone}/{language}/part-{part}.jsonl"
 COLUMNS = {"task": "sample.id", "framework": "sample.epoch", "score": "result.score"}
-
-
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def scores(n_tasks: int):
@@ -110,7 +107,6 @@ def measure(kind: str, workdir: Path) -> dict:
     """Time and peak memory of each step on one source (run in its own process)."""
     import numpy as np
 
-    from judgecal.cbc import estimator
     from judgecal.data import sources, streaming
 
     timings, peaks = {}, {}
@@ -128,16 +124,7 @@ def measure(kind: str, workdir: Path) -> dict:
     else:
         stats = streaming.scan_file(workdir / "runs.csv", runs_out=out)
     step("ingest", start)
-    start = time.perf_counter()
-    panel = stats.panel()
-    step("tensor", start)
-    start = time.perf_counter()
-    result = estimator.fit_cbc(panel)
-    model = stats.model_stats()
-    r2 = (estimator.r_squared_from_stats(**model, full=False),
-          estimator.r_squared_from_stats(**model, full=True))
-    step("cbc", start)
-    assert np.isfinite(result.beta).all() and 0 < r2[0] <= r2[1] <= 1
+    panel, r2 = streamed_panel_and_cbc(stats, step)
     np.save(workdir / f"tensor_{kind}.npy", panel.values)
     out.unlink()
     return {"n_runs": stats.n_runs, "seconds": timings, "peak_mb": peaks, "r2": r2}
