@@ -10,14 +10,17 @@ without a server (:func:`backoff_delay`, :func:`progress_line`); :func:`run_call
   401/403/404 stop the shard at once (a wrong key, model or URL would fail every call). Any other
   error, or retries used up, makes a ``failed`` result: recorded, never cached, never a verdict.
 * A reply cut off at ``max_tokens`` (finish reason ``length``) is flagged ``truncated``.
-* ``Budget``: before each new call the collection's spend is compared with ``max_cost``; once
-  reached no call starts, calls in flight finish and are cached, and :class:`Stopped` is raised.
+* ``Budget``: each new call first reserves its estimated cost against ``max_cost`` (in the
+  collection's shared ledger, :mod:`judgecal.judges.ledger`, so the cap holds across shards);
+  once nothing fits no call starts, calls in flight finish and are cached, and :class:`Stopped`
+  is raised. :func:`run_call_sets` makes several sets (judges, shards) at once with one stop.
   SIGTERM / SIGINT (a cluster's time limit, Ctrl-C) stop the same way; a call waiting to be
   retried gives up at once (it stays uncached and counts as not made).
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 import time
@@ -89,13 +92,57 @@ def progress_line(label: str, done: int, total: int, cached: int, failed: int, p
 
 
 class Budget:
-    """Spend of a collection against its ``max_cost`` (None: no cap), in USD."""
+    """Spend of a collection against its ``max_cost`` (None: no cap), in USD.
 
-    def __init__(self, limit: float | None, spent: float = 0.0):
-        self.limit, self.spent = limit, spent
+    Each call *reserves* its estimated cost (``estimate(call)``) before it starts and is granted
+    only while spend + open reservations + estimate stay within the cap; the reply *settles* it
+    with the actual cost, a failed or unmade call *releases* it. With a
+    :class:`~judgecal.judges.ledger.Ledger` the reservations are shared by every shard job of the
+    collection, so the cap holds across parallel shards.
+    """
+
+    def __init__(self, limit: float | None, spent: float = 0.0, estimate=None, ledger=None):
+        self.limit, self._spent, self.ledger = limit, spent, ledger
+        self.estimate = estimate or (lambda call: 0.0)
+        self._open: dict = {}
+
+    @property
+    def spent(self) -> float:
+        return self.ledger.spent if self.ledger is not None else self._spent
 
     def add(self, cost: float) -> None:
-        self.spent += cost
+        self._spent += cost
+
+    def reserve(self, call) -> object | None:
+        """A ticket for ``call``, or None when the cap leaves no room for it."""
+        estimate = float(self.estimate(call))
+        if self.limit is None:
+            return True
+        if self.ledger is not None:
+            return self.ledger.reserve(estimate)
+        committed = self._spent + sum(self._open.values())
+        if committed >= self.limit or committed + estimate > self.limit:
+            return None
+        ticket = object()
+        self._open[ticket] = estimate
+        return ticket
+
+    def settle(self, ticket, cost: float) -> None:
+        if self.ledger is not None and self.limit is not None:
+            self.ledger.settle(ticket, cost)
+        self._open.pop(ticket, None)
+        self.add(cost)
+
+    def release(self, ticket) -> None:
+        if self.ledger is not None and self.limit is not None:
+            self.ledger.release(ticket)
+        self._open.pop(ticket, None)
+
+    def describe(self) -> str:
+        reserved = (self.ledger.view()[1] if self.ledger is not None
+                    else sum(self._open.values()))
+        return (f"max_cost {self.limit} reached (spent {self.spent:.4f}, {reserved:.4f} reserved "
+                "by calls in flight)")
 
     @property
     def reached(self) -> bool:
@@ -197,7 +244,7 @@ async def _send(client, endpoint: Endpoint, call: Call, answer: AnswerFormat, po
 
 
 async def _execute(calls, endpoint, cache, answer, policy, budget, progress_interval, label,
-                   client, seed):
+                   client, seed, stop: asyncio.Event, reason: list):
     results: list[dict | None] = [None] * len(calls)
     pending = deque()
     for i, call in enumerate(calls):
@@ -214,15 +261,6 @@ async def _execute(calls, endpoint, cache, answer, policy, budget, progress_inte
     for r in results:
         if r is not None and r["status"] != "ok":
             counts["unparseable"] += 1
-    stop = asyncio.Event()
-    reason = []
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        try:
-            loop.add_signal_handler(sig, lambda s=sig: (reason.append(signal.Signals(s).name),
-                                                        stop.set()))
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
     limiter = _RateLimiter(endpoint.requests_per_minute)
     rng = np.random.default_rng(seed)
     started = time.monotonic()
@@ -235,12 +273,20 @@ async def _execute(calls, endpoint, cache, answer, policy, budget, progress_inte
 
     async def worker():
         while pending and not stop.is_set():
-            if budget.reached:
-                reason.append(f"max_cost {budget.limit} reached (spent {budget.spent:.4f})")
+            ticket = budget.reserve(calls[pending[0]])
+            if ticket is None:
+                reason.append(budget.describe())
                 stop.set()
                 break
             i = pending.popleft()
-            result = await _send(client, endpoint, calls[i], answer, policy, rng, limiter, stop)
+            try:
+                result = await _send(client, endpoint, calls[i], answer, policy, rng, limiter,
+                                     stop)
+            except BaseException:
+                budget.release(ticket)
+                raise
+            if result["status"] == FAILED:
+                budget.release(ticket)
             if result["status"] == FAILED and stop.is_set():
                 pending.appendleft(i)  # cut short by the stop: not made, not a failure
                 break
@@ -258,8 +304,8 @@ async def _execute(calls, endpoint, cache, answer, policy, budget, progress_inte
                         "the server is running and the base_url (nothing was cached, no cost)")
             else:
                 counts["unreachable"] = 0
+                budget.settle(ticket, result["cost"])  # paid: counted before it is cached
                 cache.put({k: v for k, v in result.items()})
-                budget.add(result["cost"])
                 counts["new"] += 1
                 counts["unparseable"] += result["status"] != "ok"
             results[i] = {**result, "cached": False}
@@ -280,11 +326,6 @@ async def _execute(calls, endpoint, cache, answer, policy, budget, progress_inte
         raise errors.exceptions[0] from None
     finally:
         progress.cancel()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            try:
-                loop.remove_signal_handler(sig)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
     log.info(line())
     if pending:
         raise Stopped(f"{label}: stopped ({'; '.join(dict.fromkeys(reason))}) with "
@@ -292,6 +333,78 @@ async def _execute(calls, endpoint, cache, answer, policy, budget, progress_inte
                       "cached: rerun to continue where it stopped (after raising max_cost if "
                       "that was the reason)")
     return results
+
+
+@contextlib.contextmanager
+def _stop_on_signals(stop: asyncio.Event, reason: list):
+    """SIGTERM / SIGINT set ``stop`` (calls in flight finish and are cached) instead of killing."""
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGTERM, signal.SIGINT)
+    for sig in signals:
+        try:
+            loop.add_signal_handler(sig, lambda s=sig: (reason.append(signal.Signals(s).name),
+                                                        stop.set()))
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    try:
+        yield
+    finally:
+        for sig in signals:
+            try:
+                loop.remove_signal_handler(sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+
+
+@dataclass
+class CallSet:
+    """Calls to one endpoint with their cache: one of the sets :func:`run_call_sets` makes."""
+    calls: list[Call]
+    endpoint: Endpoint
+    cache: CallCache
+    answer: AnswerFormat
+    budget: Budget | None = None
+    label: str = ""
+    seed: int = 0
+
+
+def run_call_sets(sets: list[CallSet], *, policy: RetryPolicy = RetryPolicy(),
+                  progress_interval: float = 30.0, client=None) -> list[list[dict]]:
+    """Results of each set (as :func:`run_calls`), all sets made at once in one event loop.
+
+    One stop for all: a signal, a budget or an endpoint error in any set stops every set once
+    its calls in flight are done and cached; then the first error is raised.
+    """
+    async def main():
+        stop, reason = asyncio.Event(), []
+
+        async def one(job: CallSet):
+            own = client or (make_client(job.endpoint)
+                             if any(job.cache.get(c.key) is None for c in job.calls) else None)
+            try:
+                return await _execute(job.calls, job.endpoint, job.cache, job.answer, policy,
+                                      job.budget or Budget(None), progress_interval,
+                                      job.label or job.endpoint.name, own, job.seed, stop, reason)
+            except EndpointError:
+                reason.append(f"endpoint {job.endpoint.name!r} failed")
+                stop.set()
+                raise
+            finally:
+                if client is None and own is not None:
+                    await own.close()
+
+        with _stop_on_signals(stop, reason):
+            return await asyncio.gather(*(one(job) for job in sets), return_exceptions=True)
+
+    try:
+        outcomes = asyncio.run(main())
+    finally:
+        for job in sets:
+            job.cache.close()
+    errors = [o for o in outcomes if isinstance(o, BaseException)]
+    if errors:
+        raise next((e for e in errors if isinstance(e, EndpointError)), errors[0])
+    return outcomes
 
 
 def run_calls(calls: list[Call], endpoint: Endpoint, cache: CallCache, answer: AnswerFormat, *,
@@ -303,19 +416,5 @@ def run_calls(calls: list[Call], endpoint: Endpoint, cache: CallCache, answer: A
     Each result has the cache record's fields plus ``cached``; ``status`` is ok, parse_failure
     or failed. ``seed`` seeds the retry jitter.
     """
-    budget = budget or Budget(None)
-
-    async def main():
-        own = client or (make_client(endpoint) if any(cache.get(c.key) is None for c in calls)
-                         else None)
-        try:
-            return await _execute(calls, endpoint, cache, answer, policy, budget,
-                                  progress_interval, label or endpoint.name, own, seed)
-        finally:
-            if client is None and own is not None:
-                await own.close()
-
-    try:
-        return asyncio.run(main())
-    finally:
-        cache.close()
+    return run_call_sets([CallSet(calls, endpoint, cache, answer, budget, label, seed)],
+                         policy=policy, progress_interval=progress_interval, client=client)[0]
