@@ -1,0 +1,211 @@
+"""Stop targets of a collection: the per-item contrasts, their sequences, and the decision.
+
+The quantities are means over items of linear contrasts of an item's language x backbone block
+``S[t, l, b]`` (docs/methods.md, 10.7):
+
+* beta cells ``d_t(l, b) = S(t,l,b) - S(t,l,.) - S(t,.,b) + S(t,.,.)`` (their mean is the
+  double-centred beta of the items used);
+* calibrated pairs ``S(t,.,a) - S(t,.,b)`` (the CBC ranking is the order of the backbone means);
+* raw pairs ``S(t,l,a) - S(t,l,b)`` within each language.
+
+An item with any missing cell in its block is left out of every contrast (and counted), which
+keeps the double-centring exact and paired; this assumes the cells are missing independently of
+the scores. The error level ``1 - level`` is split equally (Bonferroni) over the quantities the
+target tests; beta cells shown but not tested use the split over the beta cells alone.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from . import sequences
+
+DECISION_KINDS = ("calibrated", "raw")
+SEQUENCES = ("asymptotic", "bounded")
+DEFAULT_TUNING_ITEMS = 500
+CELL_COLUMNS = ["kind", "label", "language", "backbone", "versus", "tested", "estimate",
+                "lower", "upper", "halfwidth", "settled"]
+
+
+@dataclass(frozen=True)
+class StopStatus:
+    """The sequences after the items collected so far, and whether the target is met."""
+
+    n_items: int
+    n_complete_items: int
+    stop: bool
+    reason: str
+    max_beta_halfwidth: float
+    undecided_pairs: list[str]
+    cells: pd.DataFrame = field(repr=False)
+    tied_pairs: list[str] = field(default_factory=list)
+    target_met: bool = False
+
+
+def check_target(target: dict) -> dict:
+    """The target with its defaults filled in; ValueError naming the key when it is unusable
+    (the workflow validates the config first; this guards direct calls)."""
+    t = {"beta_halfwidth": None, "decisions": None, "epsilon": None, "level": 0.95,
+         "sequence": "asymptotic", "score_range": None, "min_items": 0, "design_items": None,
+         **target}
+    if t["decisions"] is not None and isinstance(t["decisions"], str):
+        t["decisions"] = [t["decisions"]]
+    if t["beta_halfwidth"] is None and not t["decisions"]:
+        raise ValueError("stop: needs `beta_halfwidth` or `decisions`")
+    if t["beta_halfwidth"] is not None and not t["beta_halfwidth"] > 0:
+        raise ValueError(f"stop.beta_halfwidth must be positive, got {t['beta_halfwidth']}")
+    unknown = sorted(set(t["decisions"] or ()) - set(DECISION_KINDS))
+    if unknown:
+        raise ValueError(f"stop.decisions: unknown {unknown}; use {list(DECISION_KINDS)}")
+    if t["decisions"] and not (t["epsilon"] is not None and t["epsilon"] > 0):
+        raise ValueError(f"stop.epsilon must be positive with decisions, got {t['epsilon']}")
+    if not 0 < t["level"] < 1:
+        raise ValueError(f"stop.level must lie in (0, 1), got {t['level']}")
+    if t["sequence"] not in SEQUENCES:
+        raise ValueError(f"stop.sequence must be one of {list(SEQUENCES)}, got {t['sequence']}")
+    if t["sequence"] == "bounded":
+        if t["score_range"] is None or not t["score_range"][1] > t["score_range"][0]:
+            raise ValueError("stop.sequence 'bounded' needs a score_range [lo, hi] with lo < hi")
+    return t
+
+
+def tuning_items(target: dict) -> float:
+    """The item count the asymptotic sequence is tuned for: a third of the design (the point
+    where a target is typically met), else 500; never below 20."""
+    design = target.get("design_items")
+    return float(max(20, design / 3 if design else DEFAULT_TUNING_ITEMS))
+
+
+def contrast_plan(languages, backbones, target: dict) -> tuple[pd.DataFrame, np.ndarray]:
+    """The quantities a target follows (one row each: kind, label, language, backbone, versus,
+    tested, alpha) and their coefficients on the flattened ``(language, backbone)`` block."""
+    k, m = len(languages), len(backbones)
+    eye_l, eye_b = np.eye(k), np.eye(m)
+    centre_l, centre_b = eye_l - 1.0 / k, eye_b - 1.0 / m
+    rows, coefs = [], []
+    for il, ib in np.ndindex(k, m):
+        rows.append(("beta", f"beta: {languages[il]} x {backbones[ib]}", languages[il],
+                     backbones[ib], None))
+        coefs.append(np.outer(centre_l[il], centre_b[ib]).ravel())
+    decisions = target.get("decisions") or ()
+    pairs = list(combinations(range(m), 2))
+    if "calibrated" in decisions:
+        for a, b in pairs:
+            rows.append(("calibrated", f"calibrated: {backbones[a]} vs {backbones[b]}", None,
+                         backbones[a], backbones[b]))
+            coefs.append(np.outer(np.full(k, 1.0 / k), eye_b[a] - eye_b[b]).ravel())
+    if "raw" in decisions:
+        for il in range(k):
+            for a, b in pairs:
+                rows.append(("raw", f"raw/{languages[il]}: {backbones[a]} vs {backbones[b]}",
+                             languages[il], backbones[a], backbones[b]))
+                coefs.append(np.outer(eye_l[il], eye_b[a] - eye_b[b]).ravel())
+    plan = pd.DataFrame(rows, columns=["kind", "label", "language", "backbone", "versus"])
+    is_beta = (plan["kind"] == "beta").to_numpy()
+    plan["tested"] = ~is_beta if target.get("beta_halfwidth") is None else True
+    error = 1.0 - target.get("level", 0.95)
+    n_tested = int(plan["tested"].sum())
+    plan["alpha"] = np.where(plan["tested"], error / n_tested, error / int(is_beta.sum()))
+    return plan, np.array(coefs)
+
+
+def complete_contrasts(scores: np.ndarray, coefs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-item contrasts of the items whose block is complete (in order), and the mask."""
+    scores = np.asarray(scores, dtype=float)
+    flat = scores.reshape(scores.shape[0], -1)
+    complete = np.isfinite(flat).all(axis=1)
+    return flat[complete] @ coefs.T, complete
+
+
+def contrast_range(coefs: np.ndarray, score_range) -> tuple[np.ndarray, np.ndarray]:
+    """Smallest and largest value each contrast can take when every score is in the range."""
+    lo, hi = score_range
+    pos, neg = np.clip(coefs, 0, None).sum(axis=1), np.clip(coefs, None, 0).sum(axis=1)
+    return pos * lo + neg * hi, pos * hi + neg * lo
+
+
+def sequence_bounds(x: np.ndarray, plan: pd.DataFrame, coefs: np.ndarray, target: dict
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Running estimate, lower and upper bound of every quantity after every complete item
+    (time on axis -2; leading axes allowed, e.g. replay orders)."""
+    alpha = plan["alpha"].to_numpy()
+    if target["sequence"] == "asymptotic":
+        mean, half = sequences.asymptotic_cs(x, alpha, tuning_items(target))
+        return mean, mean - half, mean + half
+    lo, hi = contrast_range(coefs, target["score_range"])
+    lower, upper = sequences.bernstein_cs(x, alpha, lo, hi)
+    mean = np.cumsum(x, axis=-2) / np.arange(1, x.shape[-2] + 1)[:, None]
+    return mean, lower, upper
+
+
+def settled(plan: pd.DataFrame, lower, upper, target: dict) -> np.ndarray:
+    """Whether each quantity meets its target: a beta cell when its half-width is at most
+    ``beta_halfwidth``; a pair when its interval excludes 0 or its half-width is below
+    ``epsilon``. Broadcasts over leading axes."""
+    half = (upper - lower) / 2.0
+    is_beta = (plan["kind"] == "beta").to_numpy()
+    beta_ok = half <= (target["beta_halfwidth"] if target["beta_halfwidth"] is not None
+                       else -np.inf)
+    eps = target["epsilon"] if target["epsilon"] is not None else -np.inf
+    pair_ok = (lower > 0) | (upper < 0) | (half < eps)
+    return np.where(is_beta, beta_ok, pair_ok)
+
+
+def empty_bounds(n_quantities: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    nan, inf = np.full(n_quantities, np.nan), np.full(n_quantities, np.inf)
+    return nan, -inf, inf
+
+
+def stopping_status(scores: np.ndarray, target: dict, languages=None, backbones=None
+                    ) -> StopStatus:
+    """Evaluate the confidence sequences on all rows of ``scores`` (items in the order they were
+    drawn, shape ``(items, languages, backbones)``, NaN = missing) and decide whether to stop."""
+    target = check_target(target)
+    scores = np.asarray(scores, dtype=float)
+    if scores.ndim != 3:
+        raise ValueError(f"scores must be (items, languages, backbones), got {scores.shape}")
+    _, k, m = scores.shape
+    languages = list(languages) if languages is not None else [f"l{i}" for i in range(k)]
+    backbones = list(backbones) if backbones is not None else [f"b{i}" for i in range(m)]
+    plan, coefs = contrast_plan(languages, backbones, target)
+    x, complete = complete_contrasts(scores, coefs)
+    n_complete = int(complete.sum())
+    if n_complete:
+        est, lower, upper = (a[-1] for a in sequence_bounds(x, plan, coefs, target))
+    else:
+        est, lower, upper = empty_bounds(len(plan))
+    ok = settled(plan, lower, upper, target)
+    return status_from_bounds(plan, est, lower, upper, ok, target, len(scores), n_complete)
+
+
+def status_from_bounds(plan, est, lower, upper, ok, target, n_items, n_complete) -> StopStatus:
+    """The StopStatus of one evaluation (shared with the replay's checks)."""
+    cells = plan.drop(columns="alpha").assign(
+        estimate=est, lower=lower, upper=upper, halfwidth=(upper - lower) / 2.0, settled=ok)
+    cells = cells[CELL_COLUMNS]
+    tested = cells[cells["tested"]]
+    pairs = tested[tested["kind"] != "beta"]
+    undecided = pairs.loc[~pairs["settled"], "label"].tolist()
+    tied = pairs.loc[pairs["settled"] & (pairs["lower"] <= 0) & (pairs["upper"] >= 0),
+                     "label"].tolist()
+    beta = cells[cells["kind"] == "beta"]
+    met = bool(tested["settled"].all())
+    if n_complete < target["min_items"]:
+        reason = f"min_items not reached ({n_complete} of {target['min_items']} complete items)"
+    elif met:
+        reason = "; ".join(([f"beta_halfwidth {target['beta_halfwidth']} reached"]
+                            if target["beta_halfwidth"] is not None else [])
+                           + (["all pairs settled"] if len(pairs) else []))
+    else:
+        open_beta = int((~tested.loc[tested["kind"] == "beta", "settled"]).sum())
+        reason = "continuing: " + ", ".join(
+            ([f"{open_beta} beta cell(s) wider than {target['beta_halfwidth']}"]
+             if open_beta else []) + ([f"{len(undecided)} pair(s) undecided"] if undecided else []))
+    return StopStatus(n_items=int(n_items), n_complete_items=int(n_complete),
+                      stop=met and n_complete >= target["min_items"], reason=reason,
+                      max_beta_halfwidth=float(beta["halfwidth"].max()),
+                      undecided_pairs=undecided, cells=cells.reset_index(drop=True),
+                      tied_pairs=tied, target_met=met)

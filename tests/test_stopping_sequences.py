@@ -1,0 +1,140 @@
+"""Confidence sequences (judgecal.analyses.stopping.sequences): closed forms, a loop
+implementation of each formula, coverage by simulation, and the reference package `ville`."""
+import math
+
+import numpy as np
+import pytest
+
+from judgecal.analyses.stopping import sequences as seq
+
+
+def test_mixture_boundary_matches_a_hand_computed_value():
+    # t = 100, sd = 1, alpha = 0.05, rho = 0.1: t rho^2 = 1, so
+    # sqrt(2 * 2 / (100^2 * 0.01) * log(sqrt(2) / 0.05)) = sqrt(0.04 * 3.342347) = 0.365639
+    assert seq.mixture_boundary(100, 1.0, 0.05, 0.1) == pytest.approx(0.3656395, abs=1e-6)
+    assert seq.mixture_boundary(100, 2.5, 0.05, 0.1) == pytest.approx(2.5 * 0.3656395, abs=1e-6)
+
+
+def test_mixture_boundary_is_the_level_set_of_robbins_mixture_martingale():
+    # the N(0, rho^2) mixture of exp(lambda S - lambda^2 t / 2) is
+    # (1 + rho^2 t)^(-1/2) exp(rho^2 S^2 / (2 (1 + rho^2 t))); it equals 1/alpha at S = t * u_t
+    t, rho, alpha = np.array([5.0, 50.0, 500.0, 5000.0]), 0.07, 0.01
+    s = t * seq.mixture_boundary(t, 1.0, alpha, rho)
+    log_m = -0.5 * np.log1p(rho ** 2 * t) + rho ** 2 * s ** 2 / (2 * (1 + rho ** 2 * t))
+    np.testing.assert_allclose(log_m, -math.log(alpha), rtol=1e-12)
+
+
+def test_mixture_rho_nearly_minimises_the_width_at_the_tuning_time():
+    alpha, t_star = 0.005, 500
+    grid = np.exp(np.linspace(np.log(1e-3), np.log(10), 4001))
+    best = seq.mixture_boundary(t_star, 1.0, alpha, grid).min()
+    tuned = seq.mixture_boundary(t_star, 1.0, alpha, seq.mixture_rho(alpha, t_star))
+    assert best <= tuned <= 1.01 * best
+
+
+def loop_asymptotic(x, alpha, t_star):
+    rho = seq.mixture_rho(alpha, t_star)
+    out = []
+    for t in range(1, len(x) + 1):
+        sd = np.std(x[:t])
+        half = sd * math.sqrt(2 * (t * rho ** 2 + 1) / (t ** 2 * rho ** 2)
+                              * math.log(math.sqrt(t * rho ** 2 + 1) / alpha)) if t >= 2 else np.inf
+        out.append((np.mean(x[:t]), half))
+    return np.array(out)
+
+
+def test_asymptotic_cs_equals_a_loop_over_time_for_each_quantity():
+    rng = np.random.default_rng(1)
+    x = rng.normal([3.0, -1.0], [0.5, 2.0], size=(60, 2))
+    mean, half = seq.asymptotic_cs(x, np.array([0.01, 0.05]), 40)
+    for q, alpha in enumerate([0.01, 0.05]):
+        expected = loop_asymptotic(x[:, q], alpha, 40)
+        np.testing.assert_allclose(mean[:, q], expected[:, 0], rtol=1e-12)
+        np.testing.assert_allclose(half[:, q], expected[:, 1], rtol=1e-9)
+
+
+def loop_bernstein(x, alpha, lo, hi, cap=0.5):
+    """WSR (2024) eq. 13 written one observation at a time."""
+    y = (x - lo) / (hi - lo)
+    mu_prev, var_prev, sum_y, sum_dev = 0.5, 0.25, 0.0, 0.0
+    sum_lam = sum_lam_y = penalty = 0.0
+    bounds = []
+    for i, yi in enumerate(y, start=1):
+        lam = min(math.sqrt(2 * math.log(2 / alpha) / (var_prev * i * math.log(1 + i))), cap)
+        penalty += 4 * (yi - mu_prev) ** 2 * (-math.log(1 - lam) - lam) / 4
+        sum_lam += lam
+        sum_lam_y += lam * yi
+        centre, half = sum_lam_y / sum_lam, (math.log(2 / alpha) + penalty) / sum_lam
+        bounds.append((lo + (hi - lo) * max(centre - half, 0), lo + (hi - lo) * min(centre + half, 1)))
+        sum_y += yi
+        mu_prev = (0.5 + sum_y) / (i + 1)
+        sum_dev += (yi - mu_prev) ** 2
+        var_prev = (0.25 + sum_dev) / (i + 1)
+    return np.array(bounds)
+
+
+def test_bernstein_cs_equals_the_formula_written_as_a_loop():
+    rng = np.random.default_rng(2)
+    x = np.stack([rng.uniform(0, 1, 80), rng.beta(2, 5, 80) * 16 - 8], axis=1)
+    lower, upper = seq.bernstein_cs(x, np.array([0.05, 0.001]), np.array([0.0, -8.0]),
+                                    np.array([1.0, 8.0]))
+    for q, (alpha, lo, hi) in enumerate([(0.05, 0.0, 1.0), (0.001, -8.0, 8.0)]):
+        expected = loop_bernstein(x[:, q], alpha, lo, hi)
+        np.testing.assert_allclose(lower[:, q], expected[:, 0], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(upper[:, q], expected[:, 1], rtol=1e-10, atol=1e-12)
+
+
+def ever_missed(lower, upper, truth, start=0):
+    """Per simulated stream: did the interval miss the truth at some time >= start?"""
+    return ((lower[:, start:] > truth) | (upper[:, start:] < truth)).any(axis=(1, 2))
+
+
+def test_sequences_cover_at_every_time_and_the_rechecked_t_interval_does_not():
+    # 1,000 streams of 300 i.i.d. observations, alpha 0.1; each stream is one (t, 1) array
+    rng = np.random.default_rng(3)
+    alpha, n_streams = 0.1, 1000
+    normal = rng.normal(0.3, 1.0, size=(n_streams, 300, 1))
+    mean, half = seq.asymptotic_cs(normal, alpha, 150)
+    miss_asym = ever_missed(mean - half, mean + half, 0.3, start=20).mean()
+    mean, half = seq.fixed_n_interval(normal, alpha)
+    miss_naive = ever_missed(mean - half, mean + half, 0.3, start=20).mean()
+    skewed = rng.beta(0.5, 3.0, size=(n_streams, 300, 1))
+    lower, upper = seq.bernstein_cs(skewed, alpha, 0.0, 1.0)
+    miss_bounded = ever_missed(lower, upper, 0.5 / 3.5).mean()
+    mc = 3 * math.sqrt(alpha * (1 - alpha) / n_streams)  # three Monte-Carlo standard errors
+    assert miss_asym <= alpha + mc
+    assert miss_bounded <= alpha  # exact and conservative
+    assert miss_naive > 2.5 * alpha  # a fixed-n 90% interval rechecked 280 times
+
+
+def test_the_fixed_n_interval_is_the_student_t_interval():
+    from scipy import stats
+
+    x = np.array([[1.0], [2.0], [4.0], [7.0]])
+    mean, half = seq.fixed_n_interval(x, 0.05)
+    lo, hi = stats.t.interval(0.95, 3, loc=x.mean(), scale=stats.sem(x[:, 0]))
+    assert mean[-1, 0] == pytest.approx(3.5)
+    assert half[-1, 0] == pytest.approx((hi - lo) / 2, rel=1e-12)
+    assert np.isinf(half[0, 0])
+
+
+def test_agrees_with_the_reference_package_ville():
+    ville = pytest.importorskip("ville")
+    rng = np.random.default_rng(4)
+    x = rng.normal(0.2, 0.6, size=300).clip(-8, 8)
+    eb = ville.EmpiricalBernsteinCS(bounds=(-8, 8), alpha=0.01, intersect=False).fit(x)
+    lower, upper = seq.bernstein_cs(x[:, None], 0.01, -8.0, 8.0)
+    np.testing.assert_allclose(lower[:, 0], eb.lower_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(upper[:, 0], eb.upper_, rtol=1e-10, atol=1e-12)
+    # ville's asymptotic CS: the same boundary in its precision parametrisation (1 / rho^2),
+    # with its numerically optimised rho and ddof-1 variance
+    rho = seq.mixture_rho(0.01, 100)
+    t = np.arange(2, 301)
+    np.testing.assert_allclose(ville.normal_mixture(t, 0.01, 1 / rho ** 2) / t,
+                               seq.mixture_boundary(t, 1.0, 0.01, rho), rtol=1e-12)
+    assert 1 / math.sqrt(ville.best_rho(100, 0.01)) == pytest.approx(rho, rel=0.05)
+    cs = ville.AsymptoticCS(alpha=0.01, t_opt=100, min_samples=2, intersect=False).fit(x)
+    mean, half = seq.asymptotic_cs(x[:, None], 0.01, 100)
+    np.testing.assert_allclose(cs.estimate_, mean[:, 0], rtol=1e-10)
+    ratio = (cs.upper_ - cs.estimate_)[50:] / half[50:, 0]
+    np.testing.assert_allclose(ratio, 1.0, atol=0.02)  # rho and ddof differ a little
