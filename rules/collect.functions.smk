@@ -30,6 +30,19 @@ def collect_settings(panel):
     return PANELS[panel]["collect"]
 
 
+def stopped_panels():
+    """Pointwise collections with a stopping target (`collect.stop`): collected in rounds."""
+    return [
+        n
+        for n in collected_panels("preference_margins")
+        if collect_settings(n).get("stop") is not None
+    ]
+
+
+def is_stopped(panel):
+    return panel in stopped_panels()
+
+
 def check_collections():
     """Stop at start-up if a collection names an endpoint, condition or probe that is not there."""
     problems = []
@@ -75,6 +88,8 @@ def check_collections():
             problems.append(
                 f"  panel '{name}': `source: collection` goes with `collect`"
             )
+    for name, panel in PANELS.items():
+        problems += check_stop(name, panel, PANELS)
     if problems:
         raise ValueError("collections:\n" + "\n".join(problems))
 
@@ -150,8 +165,53 @@ def pairwise_shards(wildcards):
     ]
 
 
+def rounds_calls(panel):
+    return f"results/{panel}/collect/rounds/calls.parquet"
+
+
 def pointwise_shards(wildcards):
+    if is_stopped(wildcards.panel):
+        return [rounds_calls(wildcards.panel)]
     return shard_outputs(wildcards.panel, "judge_pointwise", wildcards.judge)
+
+
+def report_inputs(wildcards):
+    """The calls of a collection for usage.csv / status.csv (and how it stopped, if adaptive)."""
+    panel = wildcards.panel
+    if is_stopped(panel):
+        return {
+            "calls": [rounds_calls(panel)],
+            "stopping": f"results/{panel}/collect/stopping.csv",
+        }
+    return {"calls": all_shards(wildcards)}
+
+
+def judge_endpoints(wildcards):
+    return {j: config["endpoints"][j] for j in collect_settings(wildcards.panel)["judges"]}
+
+
+def forecast_inputs(wildcards):
+    """What the forecast reads: the panel named in `stop.forecast_from` (its tensor), a tensor
+    file, or the pilot round once it has been collected (never a call: the plan costs nothing)."""
+    panel = wildcards.panel
+    source = collect_settings(panel)["stop"]["forecast_from"]
+    if source in PANELS:
+        return {"source": f"results/{source}/tensor.parquet"}
+    if source is not None:
+        return {"source": source if Path(source).is_file() else data_path(source)}
+    pilot = f"results/{panel}/collect/pilot/calls.parquet"
+    return {"pilot": pilot} if Path(pilot).is_file() else {}
+
+
+def rounds_message(wildcards):
+    """What judge_pointwise_rounds will do, for --dry-run and the job's start line."""
+    stop = collect_settings(wildcards.panel)["stop"]
+    most = stop["max_items"] or "all"
+    return (
+        f"{wildcards.panel}: collect in rounds of {stop['round_items']} items (at most {most}) "
+        f"until {describe_target(stop)}; see results/{wildcards.panel}/collect/forecast.csv "
+        "for the expected calls and cost"
+    )
 
 
 def all_shards(wildcards):
@@ -186,6 +246,11 @@ def collection_targets():
             name=["plan.csv", "usage.csv", "status.csv"],
         )
         + expand("results/{panel}/collect/audit.csv", panel=pairwise)
+        + expand(
+            "results/{panel}/collect/{name}",
+            panel=stopped_panels(),
+            name=["stopping.csv", "intervals.csv", "stopping.png", "forecast.csv"],
+        )
         + [
             f"results/{p}/collect/verdicts.parquet"
             for p in pairwise

@@ -3,6 +3,8 @@
 # so Snakemake never deletes it: a rerun, a restart after a kill or a changed parser calls no one
 # again for a finished call.
 
+from judgecal.judges.rounds import check_stop, describe_target
+
 
 include: "collect.functions.smk"
 
@@ -17,6 +19,9 @@ localrules:
     collected_verdicts,
     collected_scores,
     collection_report,
+    collection_forecast,
+    collection_intervals,
+    stopping_figure,
 
 
 wildcard_constraints:
@@ -186,6 +191,109 @@ rule judge_pointwise:
         "../workflow_scripts/collect_calls.py"
 
 
+# A collection with a stopping target: one job per panel calls round after round (every judge
+# and shard of a round at once, sharing the cost ledger) until the confidence sequences meet
+# the target; --dry-run prints what it will do, forecast.csv what it is expected to cost.
+rule judge_pointwise_rounds:
+    input:
+        item_table=collect_items,
+        plan=plan_parts,
+        prompt=lambda wc: prompt_file(wc.panel, "pointwise"),
+    output:
+        calls="results/{panel}/collect/rounds/calls.parquet",
+        stopping=report(
+            "results/{panel}/collect/stopping.csv",
+            caption="../report/collection_stopping.rst",
+            category="3. Collections",
+            subcategory="{panel}",
+        ),
+        intervals="results/{panel}/collect/sequence_intervals.csv",
+    log:
+        "results/{panel}/logs/judge_pointwise_rounds.log",
+    message:
+        "{params.message}"
+    conda:
+        "../environment.yml"
+    resources:
+        mem_mb=2000,
+        runtime=1440,
+    params:
+        panel=panel_config,
+        endpoints=judge_endpoints,
+        message=rounds_message,
+    script:
+        "../workflow_scripts/collect_rounds.py"
+
+
+# the first round alone (`snakemake results/<panel>/collect/pilot/calls.parquet`): its calls
+# are the rounds' first calls (cached), and the plan's forecast reads it
+use rule judge_pointwise_rounds as judge_pointwise_pilot with:
+    output:
+        calls="results/{panel}/collect/pilot/calls.parquet",
+    log:
+        "results/{panel}/logs/judge_pointwise_pilot.log",
+    message:
+        "{wildcards.panel}: the pilot round"
+
+
+rule collection_forecast:
+    input:
+        unpack(forecast_inputs),
+        plan="results/{panel}/collect/plan.csv",
+        item_table=collect_items,
+    output:
+        forecast="results/{panel}/collect/forecast.csv",
+    log:
+        "results/{panel}/logs/collection_forecast.log",
+    conda:
+        "../environment.yml"
+    params:
+        panel=panel_config,
+    script:
+        "../workflow_scripts/collection_forecast.py"
+
+
+rule collection_intervals:
+    input:
+        sequence="results/{panel}/collect/sequence_intervals.csv",
+        tensor="results/{panel}/tensor.parquet",
+        stopping="results/{panel}/collect/stopping.csv",
+    output:
+        intervals=report(
+            "results/{panel}/collect/intervals.csv",
+            caption="../report/collection_intervals.rst",
+            category="3. Collections",
+            subcategory="{panel}",
+        ),
+    log:
+        "results/{panel}/logs/collection_intervals.log",
+    conda:
+        "../environment.yml"
+    params:
+        bands=config["bands"],
+    script:
+        "../workflow_scripts/collected_tables.py"
+
+
+rule stopping_figure:
+    input:
+        stopping="results/{panel}/collect/stopping.csv",
+    output:
+        png=report(
+            "results/{panel}/collect/stopping.png",
+            caption="../report/collection_stopping_figure.rst",
+            category="3. Collections",
+            subcategory="{panel}",
+        ),
+        svg="results/{panel}/collect/stopping.svg",
+    log:
+        "results/{panel}/logs/stopping_figure.log",
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/collected_tables.py"
+
+
 rule collected_scores:
     input:
         pointwise_shards,
@@ -201,7 +309,7 @@ rule collected_scores:
 
 rule collection_report:
     input:
-        all_shards,
+        unpack(report_inputs),
     output:
         usage=report(
             "results/{panel}/collect/usage.csv",
@@ -227,6 +335,7 @@ register_targets(collection_targets)
 
 
 # `snakemake plan`: every collection's call counts and estimated cost, before anything is called
+# (and for a stopping target, the forecast of the calls and cost to reach it)
 rule plan:
     input:
         expand(
@@ -234,3 +343,4 @@ rule plan:
             panel=collected_panels("pairwise_verdicts")
             + collected_panels("preference_margins"),
         ),
+        expand("results/{panel}/collect/forecast.csv", panel=stopped_panels()),

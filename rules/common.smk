@@ -40,6 +40,8 @@ for _endpoint in config["endpoints"].values():
 for _panel in config["panels"].values():
     if "collect" in _panel:
         fill_defaults(_panel["collect"], config["collection"]["defaults"])
+        if isinstance(_panel["collect"].get("stop"), dict):
+            fill_defaults(_panel["collect"]["stop"], config["collection"]["stop_defaults"])
         if _panel["kind"] == "pairwise_verdicts":
             _panel.setdefault("reference_texts", None)
             _panel.setdefault("variant_texts", {})

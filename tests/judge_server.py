@@ -16,7 +16,8 @@ Models it serves (the request's ``model``):
 Every draw is a hash of (model, item, ...), so the same request always gets the same answer and
 a run is reproducible. Faults (``faults``: rate per kind) are drawn from a hash of the request:
 ``429`` (with Retry-After) and ``500`` happen on the first time a request is seen only, ``slow``
-sleeps before answering, ``length`` answers a cut-off reply with finish_reason ``length``.
+sleeps before answering, ``length`` answers a cut-off reply with finish_reason ``length``;
+``latency`` delays every answer (calls stay in flight that long).
 Usage is counted per model for every 200 reply; ``log`` lists every request (body hash, model,
 status).
 """
@@ -48,12 +49,13 @@ def tokens(text: str) -> int:
 
 class JudgeServer:
     def __init__(self, pairwise=None, pointwise=None, faults=None, unparseable=None,
-                 retry_after=0.05, slow_seconds=0.2, api_key=None):
+                 retry_after=0.05, slow_seconds=0.2, api_key=None, latency=0.0):
         self.pairwise = pairwise or {}
         self.pointwise = pointwise or {}
         self.faults = faults or {}
         self.unparseable = unparseable or {}
         self.retry_after, self.slow_seconds, self.api_key = retry_after, slow_seconds, api_key
+        self.latency = latency  # seconds before every answer (calls stay in flight that long)
         self.lock = threading.Lock()
         self.log: list[dict] = []
         self.seen = Counter()
@@ -185,6 +187,8 @@ class JudgeServer:
             return self._logged(digest, model, 500, {"error": {"message": "server error"}}, {})
         if fault == "slow":
             time.sleep(self.slow_seconds)
+        if self.latency:
+            time.sleep(self.latency)
         text = self.reply(request)
         finish = "stop"
         if fault == "length" and model != "echo":

@@ -1,11 +1,16 @@
 """Tables from a collection's shard files: translated texts, reference texts, the translation
-audit, the verdict table, one judge's scores, and the usage / status report."""
+audit, the verdict table, one judge's scores, the usage / status report, and for a collection
+stopped at a target the intervals beside the fixed-n band and the stopping figure."""
 import logging
 
+import numpy as np
 import pandas as pd
 
 from judgecal.analyses import judge_ls
-from judgecal.judges import protocols
+from judgecal.cbc.band import bootstrap_band
+from judgecal.data import io
+from judgecal.judges import protocols, rounds
+from judgecal.report import figures
 from judgecal.judges.stages import read_calls
 from judgecal.scripting import run_step, write_csv, write_parquet
 
@@ -40,10 +45,28 @@ def main(smk):
                  verdicts["status"].value_counts().to_dict())
         write_parquet(verdicts, smk.output.verdicts)
     elif rule == "collected_scores":
-        write_parquet(protocols.score_table(read_calls(smk.input)), smk.output.scores)
-    elif rule == "collection_report":
         calls = read_calls(smk.input)
-        usage, status = protocols.usage_table(calls), protocols.status_table(calls)
+        calls = calls[calls["endpoint"] == smk.wildcards.judge]  # a rounds file has every judge
+        write_parquet(protocols.score_table(calls), smk.output.scores)
+    elif rule == "collection_intervals":
+        # the fixed-n task-bootstrap band of the items collected (those with a complete block,
+        # as the sequences use), beside the sequences' intervals at the stop
+        panel, settings = io.read_panel(smk.input.tensor), smk.params.bands
+        complete = np.flatnonzero(np.isfinite(panel.values).all(axis=(1, 2)))
+        band = bootstrap_band(panel.subset(tasks=complete), settings["replicates"],
+                              settings["seed"], settings["level"])
+        table = rounds.intervals_table(pd.read_csv(smk.input.sequence), band.frame,
+                                       pd.read_csv(smk.input.stopping))
+        write_csv(table, smk.output.intervals)
+    elif rule == "stopping_figure":
+        figures.save_figure(figures.stopping_curve(pd.read_csv(smk.input.stopping),
+                                                   title=f"Stopping ({smk.wildcards.panel})"),
+                            smk.output.png, smk.output.svg)
+    elif rule == "collection_report":
+        calls = read_calls(smk.input.calls)
+        stopping = pd.read_csv(smk.input.stopping) if "stopping" in smk.input.keys() else None
+        usage = protocols.usage_table(calls, rounds.design_note(stopping))
+        status = protocols.status_table(calls)
         log.info("usage:\n%s\nstatus:\n%s", usage.to_string(), status.to_string())
         write_csv(usage, smk.output.usage)
         write_csv(status, smk.output.status)

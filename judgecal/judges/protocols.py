@@ -259,7 +259,7 @@ def score_table(table: pd.DataFrame) -> pd.DataFrame:
 STATUS_COLUMNS = ["stage", "endpoint", "condition", "n_calls", "n_ok", "n_parse_failure",
                   "n_failed", "n_no_input", "n_truncated"]
 USAGE_COLUMNS = ["endpoint", "model", "stage", "calls", "calls_made_this_run", "input_tokens",
-                 "output_tokens", "cost_usd"]
+                 "output_tokens", "cost_usd", "design"]
 
 
 def status_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -276,13 +276,15 @@ def status_table(table: pd.DataFrame) -> pd.DataFrame:
     return out[STATUS_COLUMNS]
 
 
-def usage_table(table: pd.DataFrame) -> pd.DataFrame:
-    """Actual usage and cost per endpoint x stage (each successful request once) and a total."""
+def usage_table(table: pd.DataFrame, design: str = "full design") -> pd.DataFrame:
+    """Actual usage and cost per endpoint x stage (each successful request once) and a total;
+    ``design`` says whether every item was called or the collection stopped adaptively."""
     done = table[table["status"].isin(["ok", "parse_failure"])].drop_duplicates("key")
     out = (done.assign(new=~done["cached"]).groupby(["endpoint", "stage"], sort=False)
            .agg(model=("model", "first"), calls=("key", "size"), calls_made_this_run=("new", "sum"),
                 input_tokens=("input_tokens", "sum"), output_tokens=("output_tokens", "sum"),
                 cost_usd=("cost", "sum")).reset_index())
     total = {"endpoint": "total", "model": "", "stage": "all",
-             **{c: out[c].sum() for c in USAGE_COLUMNS[3:]}}
-    return pd.concat([out, pd.DataFrame([total])], ignore_index=True)[USAGE_COLUMNS]
+             **{c: out[c].sum() for c in USAGE_COLUMNS[3:-1]}}
+    usage = pd.concat([out, pd.DataFrame([total])], ignore_index=True)
+    return usage.assign(design=design)[USAGE_COLUMNS]

@@ -1,7 +1,7 @@
 """Figures of the reproduction report: one function per figure, each returning a Figure.
 
 One module per analysis (``cbc``, ``rankings``, ``ablations``, ``information``, ``judge_ls``,
-``simulation``, ``calibration``); ``style`` holds the shared look and :func:`save_figure`. Every figure function is
+``simulation``, ``calibration``, ``collection``); ``style`` holds the shared look and :func:`save_figure`. Every figure function is
 re-exported here, so ``figures.interaction_heatmap`` is the one name to use.
 
 Every function takes the tidy table(s) a workflow step writes (the columns are listed in its
@@ -25,6 +25,7 @@ from .ablations import (
     task_count_curve,
 )
 from .calibration import applied_ranks, new_judge
+from .collection import stopping_curve
 from .cbc import band_vs_radius, interaction_heatmap
 from .information import cmi_null_histogram
 from .judge_ls import judge_ls_flips, judge_ls_position
@@ -32,4 +33,4 @@ from .rankings import heldout_tau_forest, ranking_bump_chart, reversal_strength
 from .simulation import simulation_coverage
 from .style import DPI, STYLE, save_figure
 
-__all__ = ['DPI', 'STYLE', 'save_figure', 'interaction_heatmap', 'band_vs_radius', 'ranking_bump_chart', 'heldout_tau_forest', 'reversal_strength', 'task_count_curve', 'backbone_subsets_panel', 'lolo_panel', 'deletion_mae', 'cmi_null_histogram', 'judge_ls_flips', 'judge_ls_position', 'simulation_coverage', 'applied_ranks', 'new_judge']
+__all__ = ['DPI', 'STYLE', 'save_figure', 'interaction_heatmap', 'band_vs_radius', 'ranking_bump_chart', 'heldout_tau_forest', 'reversal_strength', 'task_count_curve', 'backbone_subsets_panel', 'lolo_panel', 'deletion_mae', 'cmi_null_histogram', 'judge_ls_flips', 'judge_ls_position', 'simulation_coverage', 'applied_ranks', 'new_judge', 'stopping_curve']

@@ -1,0 +1,41 @@
+"""Figure of a collection stopped at a precision target (issue 25): width and decisions against
+the money spent, one point per round."""
+from __future__ import annotations
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from .style import new_figure, require_columns, series_style, styled
+
+
+@styled
+def stopping_curve(stopping: pd.DataFrame, title: str | None = None) -> Figure:
+    """Widest beta half-width of the confidence sequence (left) and undecided backbone pairs
+    (right) after each round, against the cumulative cost (USD); the stopping round is ringed.
+
+    ``stopping``: columns round, items, cost_usd, max_beta_halfwidth, undecided_pairs, stop
+    (``collect/stopping.csv``).
+    """
+    require_columns(stopping, ["round", "items", "cost_usd", "max_beta_halfwidth",
+                               "undecided_pairs", "stop"], "stopping_curve")
+    fig = new_figure(7.25, 3.0)
+    left, right = fig.subplots(1, 2)
+    cost = stopping["cost_usd"].to_numpy(float)
+    stopped = stopping["stop"].astype(bool).to_numpy()
+    for ax, column, label, index in (
+            (left, "max_beta_halfwidth", "widest β half-width (score units)", 0),
+            (right, "undecided_pairs", "undecided backbone pairs", 1)):
+        values = stopping[column].to_numpy(float)
+        ax.plot(cost, values, **series_style(index))
+        if stopped.any():
+            ax.scatter(cost[stopped], values[stopped], s=120, facecolors="none",
+                       edgecolors="0.2", linewidths=1.2, label="stopped", zorder=3)
+            ax.legend(loc="upper right")
+        ax.set_xlabel("cost so far (USD)")
+        ax.set_ylabel(label)
+        ax.set_ylim(bottom=0)
+    last = stopping.iloc[-1]
+    fig.suptitle(title or "Stopping a collection at a precision")
+    right.set_title(f"{int(last['items'])} items after {int(last['round'])} rounds",
+                    fontsize="small")
+    return fig

@@ -1,0 +1,85 @@
+"""A pointwise collection with a stopping target (`collect.stop`): rounds of items in the seeded
+order, each with its whole language x judge block, every judge and shard called at once; after
+each round the confidence sequences decide whether to stop. Rule judge_pointwise_rounds writes
+every call, collect/stopping.csv (one row per round) and the intervals at the stop; rule
+judge_pointwise_pilot collects the first round only (for the plan's forecast)."""
+import logging
+
+import pandas as pd
+
+from judgecal.analyses.stopping import stopping_status
+from judgecal.judges import Endpoint, load_prompt, protocols, rounds
+from judgecal.judges.cache import CallCache
+from judgecal.judges.runner import CallSet, EndpointError, RetryPolicy, Stopped, run_call_sets
+from judgecal.judges.stages import shared_budget
+from judgecal.scripting import run_step, write_csv, write_parquet
+
+log = logging.getLogger("judgecal.collect")
+
+
+def main(smk):
+    name, panel = smk.wildcards.panel, smk.params.panel
+    collect, settings = panel["collect"], smk.config["collection"]
+    stop, shards, cpt = collect["stop"], collect["shards"], settings["chars_per_token"]
+    prompt = load_prompt(smk.input.prompt, protocols.PROMPT_FIELDS["pointwise"])
+    items = protocols.read_items(smk.input.item_table, "pointwise", collect["columns"],
+                                 collect["n_items"])
+    if panel["languages"]:
+        items = items[items["language"].isin(panel["languages"])]
+    languages = panel["languages"] or list(pd.unique(items["language"]))
+    judges = [Endpoint.from_config(j, smk.params.endpoints[j]) for j in collect["judges"]]
+    order = rounds.item_order(items, stop["seed"])
+    ends = rounds.round_ends(len(order), stop, pilot=smk.rule == "judge_pointwise_pilot")
+    target = rounds.stopping_target(stop, panel["score_range"], len(order))
+    log.info("%s: rounds of %d items (at most %d of %d) until %s", name, stop["round_items"],
+             ends[-1], len(order), rounds.describe_target(stop))
+    budget = shared_budget(settings, name, judges)
+    caches = {(j.name, k): CallCache.for_shard(settings["cache_dir"], name, protocols.POINTWISE,
+                                               j.name, k) for j in judges for k in range(shards)}
+    ids = rounds.item_ids(items)
+    tables, rows, start, status = [], [], 0, None
+    for number, end in enumerate(ends, 1):
+        block = items[ids.isin(order[start:end])].reset_index(drop=True)
+        sets, built = [], []
+        for judge in judges:
+            for k in range(min(shards, end - start)):
+                calls = protocols.pointwise_calls(protocols.shard_items(block, shards, k), judge,
+                                                  prompt, cpt)
+                built.append(calls)
+                sets.append(CallSet(protocols.sendable(calls), judge, caches[judge.name, k],
+                                    prompt.answer, budget, f"{name} round {number} {judge.name} "
+                                    f"shard {k + 1}/{shards}", k))
+        try:
+            results = run_call_sets(sets, policy=RetryPolicy(**settings["retries"]),
+                                    progress_interval=settings["progress_interval"])
+        except (Stopped, EndpointError) as stopped:
+            raise ValueError(f"{stopped} (round {number}; the rounds before it are cached)"
+                             ) from None
+        for calls, result in zip(built, results):
+            tables.append(protocols.calls_table(calls, {r["key"]: r for r in result})
+                          .assign(round=number))
+        table = pd.concat(tables, ignore_index=True)
+        scores = rounds.margin_array(table, order[:end], languages, collect["judges"])
+        status = stopping_status(scores, target, languages, collect["judges"])
+        rows.append(rounds.round_row(number, end, table, status))
+        log.info("round %d: %d items, %d calls, $%.4f, widest beta half-width %.4g, %d pair(s) "
+                 "undecided: %s", number, end, rows[-1]["calls"], rows[-1]["cost_usd"],
+                 rows[-1]["max_beta_halfwidth"], rows[-1]["undecided_pairs"],
+                 "stop (" + status.reason + ")" if status.stop else "go on")
+        start = end
+        if status.stop:
+            break
+    if smk.rule == "judge_pointwise_pilot":
+        write_parquet(table, smk.output.calls)
+        return
+    if not status.stop:
+        message = rounds.unmet_message(name, stop, rows[-1], len(order))
+        rows[-1]["reason"] = "target not met: " + ("max_items reached" if ends[-1] < len(order)
+                                                   else "item table exhausted")
+        log.warning(message)
+    write_parquet(table, smk.output.calls)
+    write_csv(pd.DataFrame(rows, columns=rounds.STOPPING_COLUMNS), smk.output.stopping)
+    write_csv(status.cells, smk.output.intervals)
+
+
+run_step(main, snakemake)
