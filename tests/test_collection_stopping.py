@@ -1,0 +1,249 @@
+"""Collecting to a precision (`collect.stop`) and the shared cost cap, against the local server
+(tests/judge_server.py, planted scorers): a stopped collection's stopping.csv and cache agree
+call for call with the server; a tighter target continues; SIGTERM mid-round repeats no paid
+call; an unmeetable target stops with the widths reached; the analyses run on the items
+collected; 8 shards in parallel stay within max_cost plus the calls in flight (with and without
+stop); bad `stop` settings fail at start-up naming the key. Plus the ledger on its own."""
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from judge_items import pointwise_items
+from judge_server import JudgeServer
+from test_judges_workflow import PRICES, REPO, SCORERS, SECRET, collection_config, \
+    no_repeated_answers, snakemake
+
+from judgecal.judges import Endpoint, load_prompt, plan_table, protocols
+from judgecal.judges.cache import read_records, spent
+from judgecal.judges.ledger import Ledger
+from judgecal.judges.rounds import check_stop
+
+CALLS_PER_ITEM = 3 * 2 * len(SCORERS)  # languages x sides x judges
+
+
+def stop_config(tmp_path, base_url, stop, n_items=40, shards=2, **kwargs):
+    config = collection_config(tmp_path, base_url, n_pointwise=n_items, shards=shards, **kwargs)
+    config["panels"]["pw"]["collect"]["stop"] = stop
+    return config
+
+
+def answered(server):
+    return [e for e in server.log if e["status"] == 200]
+
+
+def cache_records(tmp_path, panel="pw"):
+    return [r for p in sorted((tmp_path / "cache" / panel).glob("*/*/shard*.jsonl"))
+            for r in read_records(p)]
+
+
+def job_pids(name):
+    """Processes running a rule script whose command line contains ``name``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and name in (entry / "cmdline").read_text():
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
+@pytest.mark.slow
+def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
+    stop = {"beta_halfwidth": 0.4, "round_items": 8, "min_items": 8}
+    targets = ["results/pw/collect/stopping.csv", "results/pw/collect/usage.csv",
+               "results/pw/cbc/beta.csv"]
+    with JudgeServer(pointwise=SCORERS, faults={"429": 0.03, "500": 0.03},
+                     unparseable={"scorer_y": 0.02}, api_key=SECRET, latency=0.02) as server:
+        config = stop_config(tmp_path, server.base_url, stop)
+        snakemake(tmp_path, config, *targets)
+        rounds = pd.read_csv(tmp_path / "results/pw/collect/stopping.csv")
+        last = rounds.iloc[-1]
+        assert last["stop"] and last["reason"] == "beta_halfwidth 0.4 reached"
+        assert rounds["stop"].sum() == 1 and last["max_beta_halfwidth"] <= 0.4
+        assert list(rounds["items"]) == [8 * (r + 1) for r in range(len(rounds))]
+        assert last["items"] < 40
+        # call for call: every round's calls are its items' whole blocks, each answered once
+        assert list(rounds["calls"]) == list(rounds["items"] * CALLS_PER_ITEM)
+        made = answered(server)
+        records = cache_records(tmp_path)
+        assert len(made) == len(records) == last["calls"] == last["calls_made_this_run"]
+        cost = sum((u["input_tokens"] * PRICES[m][0] + u["output_tokens"] * PRICES[m][1]) / 1e6
+                   for m, u in server.usage.items())
+        assert last["cost_usd"] == pytest.approx(cost) == pytest.approx(spent(
+            tmp_path / "cache", "pw"))
+        # the analyses ran on the items collected; usage says the panel was stopped adaptively
+        tensor = pd.read_parquet(tmp_path / "results/pw/tensor.parquet")
+        assert tensor["task"].nunique() == last["items"]
+        assert len(pd.read_csv(tmp_path / "results/pw/cbc/beta.csv")) == 3 * 2
+        usage = pd.read_csv(tmp_path / "results/pw/collect/usage.csv")
+        assert usage["design"].str.startswith(f"stopped adaptively after round {len(rounds)}").all()
+
+        # a tighter target continues; SIGTERM in the middle of a round loses no paid call
+        config["panels"]["pw"]["collect"]["stop"]["beta_halfwidth"] = 0.2
+        path = tmp_path / "collect.yaml"
+        path.write_text(yaml.safe_dump(config))
+        env = {**os.environ, "PYTHONPATH": str(REPO), "JUDGECAL_TEST_KEY": SECRET}
+        run = subprocess.Popen([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+                                "--cores", "2", targets[0], "--configfile", str(path)],
+                               cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        before = len(made)
+        deadline = time.monotonic() + 120
+        while len(answered(server)) < before + 30 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for pid in job_pids(str(tmp_path / ".snakemake")):
+            if "collect_rounds" in Path(f"/proc/{pid}/cmdline").read_text():
+                os.kill(pid, signal.SIGTERM)
+        assert run.wait(timeout=120) != 0
+        log = (tmp_path / "results/pw/logs/judge_pointwise_rounds.log").read_text()
+        assert "SIGTERM" in log and "calls not made" in log
+        interrupted = len(answered(server))
+        assert before < interrupted < 40 * CALLS_PER_ITEM
+        snakemake(tmp_path, config, targets[0])
+        assert no_repeated_answers(server)
+        rounds = pd.read_csv(tmp_path / "results/pw/collect/stopping.csv")
+        last = rounds.iloc[-1]
+        # 0.2 is out of reach with 40 items: stopped at the item table, widths reached named
+        assert not last["stop"] and last["reason"] == "target not met: item table exhausted"
+        assert last["items"] == 40 and last["max_beta_halfwidth"] > 0.2
+        assert len(answered(server)) == len(cache_records(tmp_path)) == last["calls"]
+        assert last["calls_made_this_run"] == last["calls"] - interrupted
+        log = (tmp_path / "results/pw/logs/judge_pointwise_rounds.log").read_text()
+        assert "was not met within the item table" in log and "widest beta half-width" in log
+
+
+def design_cost(n_items):
+    """The plan's estimate of the full design (every item, language, side and judge)."""
+    endpoints = {n: Endpoint.from_config(n, {"base_url": "http://x", "model": n,
+                                             "price_input_per_million": p[0],
+                                             "price_output_per_million": p[1]})
+                 for n, p in PRICES.items() if n in SCORERS}
+    prompt = load_prompt(REPO / "config/prompts/pointwise_rubric.yaml",
+                         protocols.PROMPT_FIELDS["pointwise"])
+    items = pointwise_items(n_items, ["en", "zh", "es"]).astype({"item_index": str})
+    calls = [c for e in endpoints.values() for c in protocols.pointwise_calls(items, e, prompt)]
+    return plan_table(calls, endpoints)["cost_usd"].iloc[-1]
+
+
+@pytest.mark.slow
+def test_max_cost_holds_across_eight_parallel_shards(tmp_path):
+    n_items, concurrency = 100, 2
+    cap = design_cost(n_items) / 10
+    with JudgeServer(pointwise=SCORERS, api_key=SECRET, latency=0.05) as server:
+        config = collection_config(tmp_path, server.base_url, n_pointwise=n_items, shards=8,
+                                   max_cost=cap)
+        plain = config["panels"]["pw"]
+        config["panels"]["pws"] = {**plain, "collect": {
+            **plain["collect"], "stop": {"beta_halfwidth": 0.01, "round_items": n_items}}}
+        for endpoint in config["endpoints"].values():
+            endpoint["max_concurrency"] = concurrency
+        result = snakemake(tmp_path, config, "--cores", "8", "--keep-going",
+                           "results/pw/collect/usage.csv", "results/pws/collect/stopping.csv",
+                           check=False)
+        assert result.returncode != 0  # both stop at the cap
+    in_flight = 2 * 8 * concurrency  # judges x shards x calls in flight per shard
+    largest = max(r["cost"] for panel in ("pw", "pws") for r in cache_records(tmp_path, panel))
+    for panel in ("pw", "pws"):
+        spend = spent(tmp_path / "cache", panel)
+        assert 0.5 * cap < spend <= cap + in_flight * largest, (panel, spend, cap)
+        logs = "".join(p.read_text() for p in (tmp_path / "results" / panel).rglob("*.log"))
+        assert f"max_cost {cap} reached" in logs
+
+
+# --- start-up checks -------------------------------------------------------------------------
+def panel_with(stop, kind="preference_margins"):
+    full = {"beta_halfwidth": None, "decisions": None, "epsilon": None, "level": 0.95,
+            "sequence": "asymptotic", "min_items": 20, "max_items": None, "round_items": 50,
+            "seed": 0, "forecast_from": None, "forecast_orders": 200}
+    return {"kind": kind, "collect": {"stop": {**full, **stop}}}
+
+
+@pytest.mark.parametrize("stop, kind, key", [
+    ({}, "preference_margins", "names no target"),
+    ({"decisions": ["calibrated"]}, "preference_margins", "`collect.stop.epsilon` is needed"),
+    ({"beta_halfwidth": 0.1, "epsilon": -0.1}, "preference_margins", "`collect.stop.epsilon`"),
+    ({"beta_halfwidth": 0.1, "level": 1.5}, "preference_margins", "`collect.stop.level`"),
+    ({"beta_halfwidth": 0.1, "min_items": 50, "max_items": 10}, "preference_margins",
+     "`collect.stop.min_items` (50) is above `max_items` (10)"),
+    ({"beta_halfwidth": 0.1, "forecast_from": "nope"}, "preference_margins",
+     "`collect.stop.forecast_from` 'nope'"),
+    ({"beta_halfwidth": 0.1}, "pairwise_verdicts", "`collect.stop` is for pointwise"),
+])
+def test_bad_stop_settings_are_named(stop, kind, key):
+    problems = check_stop("p", panel_with(stop, kind), {"p": {}})
+    assert len(problems) == 1 and key in problems[0] and "panel 'p'" in problems[0]
+    assert check_stop("p", panel_with({"beta_halfwidth": 0.1}), {"p": {}}) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop, message", [
+    ({"beta_halfwidth": 0.3, "min_items": 50, "max_items": 10},
+     "`collect.stop.min_items` (50) is above `max_items` (10)"),
+    ({"beta_width": 0.3}, "beta_width"),
+    ({"decisions": ["calibrated"], "epsilon": 0}, "epsilon"),
+])
+def test_bad_stop_fails_at_start_up(tmp_path, stop, message):
+    config = stop_config(tmp_path, "http://127.0.0.1:9/v1", stop)
+    result = snakemake(tmp_path, config, "--dry-run", "results/pw/collect/stopping.csv",
+                       check=False)
+    assert result.returncode != 0 and message in result.stdout + result.stderr
+
+
+# --- the ledger ------------------------------------------------------------------------------
+def test_ledger_shares_reservations_between_jobs(tmp_path):
+    first, second = Ledger(tmp_path, "c", 1.0), Ledger(tmp_path, "c", 1.0)
+    one = first.reserve(0.4)
+    assert one and second.reserve(0.4)
+    assert second.reserve(0.4) is None            # 0.8 reserved: another 0.4 does not fit
+    first.settle(one, 0.1)                        # the call cost less than its estimate
+    assert second.reserve(0.4) is not None
+    assert second.view() == pytest.approx((0.1, 0.8))
+    assert first.spent == pytest.approx(0.1)
+
+
+def test_ledger_starts_from_the_cache_and_forgets_dead_jobs(tmp_path):
+    cache = tmp_path / "c" / "judge_pointwise" / "j" / "shard0.jsonl"
+    cache.parent.mkdir(parents=True)
+    cache.write_text('{"key": "a", "cost": 0.7}\n{"key": "b", "cost": 0.2}\n')
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    ledger = Ledger(tmp_path, "c", 1.0)
+    assert ledger.spent == pytest.approx(0.9)
+    with open(ledger.path, "a") as handle:  # a reservation left by a killed job
+        handle.write('{"reserve":"x","cost":0.05,"host":"%s","pid":%d,"time":0}\n'
+                     % (ledger.host, dead.pid))
+    assert ledger.view() == pytest.approx((0.9, 0.0))
+    assert ledger.reserve(0.05) and ledger.reserve(0.1) is None
+
+
+def _reserve_all(path, limit, barrier, results):
+    ledger = Ledger(path, "c", limit)
+    barrier.wait()
+    granted = 0
+    while (ticket := ledger.reserve(2.0 ** -7)) is not None:  # exact in binary
+        time.sleep(0.002)                                      # the call is in flight
+        ledger.settle(ticket, 2.0 ** -7)
+        granted += 1
+    results.put(granted)
+
+
+def test_ledger_cap_holds_across_processes(tmp_path):
+    context = multiprocessing.get_context("fork")
+    results, barrier = context.Queue(), context.Barrier(8)
+    jobs = [context.Process(target=_reserve_all, args=(tmp_path, 0.5, barrier, results))
+            for _ in range(8)]
+    for job in jobs:
+        job.start()
+    for job in jobs:
+        job.join(timeout=60)
+    granted = [results.get(timeout=5) for _ in jobs]
+    assert sum(granted) == 64 and sum(g > 0 for g in granted) > 1  # the cap, shared
+    assert Ledger(tmp_path, "c", 0.5).spent == pytest.approx(0.5)
