@@ -120,27 +120,28 @@ def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
         assert "was not met within the item table" in log and "widest beta half-width" in log
 
 
-def design_cost(n_items):
-    """The plan's estimate of the full design (every item, language, side and judge)."""
-    endpoints = {n: Endpoint.from_config(n, {"base_url": "http://x", "model": n,
-                                             "price_input_per_million": p[0],
-                                             "price_output_per_million": p[1]})
-                 for n, p in PRICES.items() if n in SCORERS}
+def design_cost(n_items, judge):
+    """The plan's estimate of one judge's full design (every item, language and side)."""
+    p_in, p_out = PRICES[judge]
+    endpoints = {judge: Endpoint.from_config(judge, {"base_url": "http://x", "model": judge,
+                                                     "price_input_per_million": p_in,
+                                                     "price_output_per_million": p_out})}
     prompt = load_prompt(REPO / "config/prompts/pointwise_rubric.yaml",
                          protocols.PROMPT_FIELDS["pointwise"])
     items = pointwise_items(n_items, ["en", "zh", "es"]).astype({"item_index": str})
     calls = [c for e in endpoints.values() for c in protocols.pointwise_calls(items, e, prompt)]
-    return plan_table(calls, endpoints)["cost_usd"].iloc[-1]
+    return float(plan_table(calls, endpoints)["cost_usd"].iloc[-1])
 
 
 @pytest.mark.slow
 def test_max_cost_holds_across_eight_parallel_shards(tmp_path):
-    n_items, concurrency = 100, 2
-    cap = design_cost(n_items) / 10
-    with JudgeServer(pointwise=SCORERS, api_key=SECRET, latency=0.05) as server:
+    n_items, concurrency, judge = 100, 2, "scorer_x"
+    cap = design_cost(n_items, judge) / 10
+    with JudgeServer(pointwise=SCORERS, api_key=SECRET, latency=0.03) as server:
         config = collection_config(tmp_path, server.base_url, n_pointwise=n_items, shards=8,
                                    max_cost=cap)
         plain = config["panels"]["pw"]
+        plain["collect"]["judges"] = plain["backbones"] = [judge]
         config["panels"]["pws"] = {**plain, "collect": {
             **plain["collect"], "stop": {"beta_halfwidth": 0.01, "round_items": n_items}}}
         for endpoint in config["endpoints"].values():
@@ -149,7 +150,7 @@ def test_max_cost_holds_across_eight_parallel_shards(tmp_path):
                            "results/pw/collect/usage.csv", "results/pws/collect/stopping.csv",
                            check=False)
         assert result.returncode != 0  # both stop at the cap
-    in_flight = 2 * 8 * concurrency  # judges x shards x calls in flight per shard
+    in_flight = 8 * concurrency  # shards x calls in flight per shard
     largest = max(r["cost"] for panel in ("pw", "pws") for r in cache_records(tmp_path, panel))
     for panel in ("pw", "pws"):
         spend = spent(tmp_path / "cache", panel)
