@@ -143,7 +143,8 @@ def test_simultaneous_coverage_at_every_round_with_cells_missing_at_random():
 
 
 def test_the_replay_decides_exactly_as_stopping_status_on_the_items_drawn():
-    from judgecal.analyses.stopping.replay import replay, replay_orders, replay_target, round_ends
+    from judgecal.analyses.stopping.replay import drawn_bounds, pool_contrasts, replay
+    from judgecal.analyses.stopping.replay import replay_target, round_ends
 
     rng = np.random.default_rng(5)
     scores = panel(120, rng, backbone=(0.6, 0.3, 0.0, -0.1), sd=0.8)
@@ -152,12 +153,10 @@ def test_the_replay_decides_exactly_as_stopping_status_on_the_items_drawn():
         target = {"beta_halfwidth": 0.6, **DECIDE, "min_items": 20, "sequence": sequence,
                   "score_range": [-12, 12]}
         checked = replay_target(target)
-        plan, coefs = contrast_plan(LANGS, BBS, checked)
-        x, complete = targets.complete_contrasts(scores, coefs)
+        plan, coefs, x = pool_contrasts(scores, checked, LANGS, BBS)
         orders = np.argsort(np.random.default_rng(9).random((2, 120)), axis=1)
         ends = round_ends(120, 40, 20)
-        t_used, est, lower, upper = replay_orders(x, complete, orders, ends, plan, coefs,
-                                                     checked)
+        t_used, est, lower, upper = drawn_bounds(x, orders, ends, plan, coefs, checked)
         frame = replay(scores, target, 2, 9, 40, LANGS, BBS)
         for o, order in enumerate(orders):
             stops = []
