@@ -140,3 +140,74 @@ def test_simultaneous_coverage_at_every_round_with_cells_missing_at_random():
     rounds = np.arange(49, n_used, 25)
     missed = ((lower[:, rounds] > truth) | (upper[:, rounds] < truth)).any(axis=(1, 2))
     assert missed.mean() <= 0.1 + 3 * np.sqrt(0.09 / 400)
+
+
+def test_the_replay_decides_exactly_as_stopping_status_on_the_items_drawn():
+    from judgecal.analyses.stopping.replay import drawn_bounds, pool_contrasts, replay
+    from judgecal.analyses.stopping.replay import replay_target, round_ends
+
+    rng = np.random.default_rng(5)
+    scores = panel(120, rng, backbone=(0.6, 0.3, 0.0, -0.1), sd=0.8)
+    scores[[4, 50, 51], 1, 2] = np.nan
+    for sequence in ("asymptotic", "bounded"):
+        target = {"beta_halfwidth": 0.6, **DECIDE, "min_items": 20, "sequence": sequence,
+                  "score_range": [-12, 12]}
+        checked = replay_target(target)
+        plan, coefs, x = pool_contrasts(scores, checked, LANGS, BBS)
+        orders = np.argsort(np.random.default_rng(9).random((2, 120)), axis=1)
+        ends = round_ends(120, 40, 20)
+        t_used, est, lower, upper = drawn_bounds(x, orders, ends, plan, coefs, checked)
+        frame = replay(scores, target, 2, 9, 40, LANGS, BBS)
+        for o, order in enumerate(orders):
+            stops = []
+            for r, end in enumerate(ends):
+                status = stopping_status(scores[order[:end]], target, LANGS, BBS)
+                assert status.n_complete_items == t_used[o, r]
+                np.testing.assert_allclose(status.cells["lower"], lower[o, r], rtol=1e-9)
+                np.testing.assert_allclose(status.cells["upper"], upper[o, r], rtol=1e-9)
+                stops.append(status.stop)
+            first = ends[stops.index(True)] if any(stops) else 120
+            assert frame.loc[o, "stop_items"] == first
+            assert frame.loc[o, "stopped"] == any(stops)
+
+
+def test_the_replay_counts_wrong_decisions_and_coverage_against_the_full_panel():
+    from judgecal.analyses.stopping.replay import replay
+
+    rng = np.random.default_rng(6)
+    # a clear calibrated difference (a, b: 1.0) and exact ties among b, c, d
+    scores = panel(600, rng, backbone=(1.0, 0.0, 0.0, 0.0), sd=1.0)
+    target = {"decisions": ["calibrated"], "epsilon": 0.15, "min_items": 10}
+    sequence = replay(scores, target, 200, 1, 10)
+    naive = replay(scores, {**target, "sequence": "fixed_n"}, 200, 1, 10)
+    assert (sequence["missed_big"] == 0).all() and sequence["agree"].mean() >= 0.95
+    assert sequence["covered_every_round"].mean() >= 0.95
+    # the fixed-n interval rechecked after every round: 60 looks at the ties
+    assert naive["covered_every_round"].mean() < 0.85
+    assert naive["stop_items"].median() < sequence["stop_items"].median()
+
+
+def test_the_forecast_of_a_pilot_matches_the_replay_of_the_population():
+    from judgecal.analyses.stopping.replay import forecast, replay
+
+    rng = np.random.default_rng(7)
+    population = panel(1200, rng, backbone=(0.8, 0.4, 0.2, 0.0), sd=1.0)
+    target = {"decisions": ["calibrated"], "epsilon": 0.1, "min_items": 20, "round_items": 20,
+              "design_items": 1200}
+    replayed = replay(population, target, 60, 2, 20)["stop_items"].median()
+    # an earlier panel as large as the design predicts the replay of that panel
+    predicted = forecast(population, target, 1200, n_sims=60, seed=3)
+    assert predicted["design_calls"] == 1200 * 12
+    assert predicted["median_calls"] == predicted["median_items"] * 12
+    assert predicted["median_items"] <= predicted["p90_items"]
+    assert abs(predicted["median_items"] - replayed) <= 0.2 * replayed
+    # a width target depends on the variances only: a pilot of 100 items predicts it
+    width = {"beta_halfwidth": 0.25, "min_items": 20, "round_items": 20, "design_items": 1200}
+    replayed = replay(population, width, 60, 2, 20)["stop_items"].median()
+    pilot = forecast(population[:100], width, 1200, n_sims=60, seed=3)
+    assert abs(pilot["median_items"] - replayed) <= 0.2 * replayed
+    easy = forecast(population[:50], {**target, "epsilon": 10.0}, 1200, n_sims=20, seed=3)
+    assert easy["p90_items"] == 20 and easy["share_not_met"] == 0
+    hard = forecast(population[:50], {**width, "beta_halfwidth": 1e-3, "max_items": 400}, 1200,
+                    n_sims=20, seed=3)
+    assert hard["median_items"] == 400 and hard["share_not_met"] == 1

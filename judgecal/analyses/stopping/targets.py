@@ -132,8 +132,10 @@ def sequence_bounds(x: np.ndarray, plan: pd.DataFrame, coefs: np.ndarray, target
     """Running estimate, lower and upper bound of every quantity after every complete item
     (time on axis -2; leading axes allowed, e.g. replay orders)."""
     alpha = plan["alpha"].to_numpy()
-    if target["sequence"] == "asymptotic":
-        mean, half = sequences.asymptotic_cs(x, alpha, tuning_items(target))
+    if target["sequence"] in ("asymptotic", "fixed_n"):
+        mean, half = (sequences.asymptotic_cs(x, alpha, tuning_items(target))
+                      if target["sequence"] == "asymptotic"
+                      else sequences.fixed_n_interval(x, alpha))  # the naive rule (replay only)
         return mean, mean - half, mean + half
     lo, hi = contrast_range(coefs, target["score_range"])
     lower, upper = sequences.bernstein_cs(x, alpha, lo, hi)

@@ -1,0 +1,179 @@
+"""Replays of a collection on a complete panel, and the forecast of a target's cost.
+
+:func:`replay` draws seeded item orders without replacement from a panel, evaluates the
+sequences after every round exactly as :func:`~.targets.stopping_status` does on the items drawn
+so far (vectorised over orders; a test checks they agree), and compares with the full panel,
+which is the truth under sampling without replacement. :func:`forecast` replays a pilot (or an
+earlier panel) resampled with replacement up to the design's size.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import targets
+
+ORDER_CHUNK_VALUES = 4_000_000   # contrast values per chunk of orders (memory ~ 30x this in bytes)
+REPLAY_COLUMNS = ["order", "stop_items", "stop_complete_items", "fraction", "stopped",
+                  "max_beta_halfwidth", "undecided", "wrong_sign", "missed_big",
+                  "agree", "covered_every_round", "covered_at_stop"]
+
+
+def round_ends(n_items: int, round_items: int, min_items: int = 0) -> np.ndarray:
+    """Item counts after which a collection of rounds decides: every ``round_items`` items,
+    the first round at least ``min_items``, the last at ``n_items``."""
+    if round_items < 1:
+        raise ValueError(f"round_items must be at least 1, got {round_items}")
+    ends = np.arange(round_items, n_items, round_items)
+    ends = ends[ends >= min_items] if min_items else ends
+    first = [min(min_items, n_items)] if min_items and (not len(ends) or ends[0] > min_items) \
+        else []
+    return np.unique(np.concatenate([first, ends, [n_items]]).astype(int))
+
+
+def replay_target(target: dict) -> dict:
+    """A target for a replay: the workflow's, or the naive ``sequence: fixed_n`` (a fixed-n
+    Student-t interval rechecked after every round; for comparison only)."""
+    if target.get("sequence") == "fixed_n":
+        return {**targets.check_target({**target, "sequence": "asymptotic"}),
+                "sequence": "fixed_n"}
+    return targets.check_target(target)
+
+
+def drawn_bounds(x: np.ndarray, draws: np.ndarray, ends: np.ndarray, plan, coefs, target):
+    """Per collection and round: the complete items used and the estimate, lower and upper
+    bound of every quantity, exactly as :func:`~.targets.stopping_status` gives them on the
+    items drawn so far. ``x``: contrasts of the pool's items (NaN rows: an item with a missing
+    cell); ``draws``: collections x items drawn (pool indices, in drawing order)."""
+    complete = np.isfinite(x).all(axis=1)[draws]
+    # each collection's complete items first, in drawing order; the rest is never read
+    order = np.argsort(~complete, axis=1, kind="stable")
+    x_ordered = np.nan_to_num(x[np.take_along_axis(draws, order, axis=1)])
+    t_used = np.cumsum(complete, axis=1)[:, ends - 1]
+    est, lower, upper = targets.sequence_bounds(x_ordered, plan, coefs, target)
+    idx = np.maximum(t_used - 1, 0)[..., None]
+    picked = [np.take_along_axis(a, idx, axis=1) for a in (est, lower, upper)]
+    empty = (t_used == 0)[..., None]
+    return (t_used, np.where(empty, np.nan, picked[0]), np.where(empty, -np.inf, picked[1]),
+            np.where(empty, np.inf, picked[2]))
+
+
+def stop_round(t_used, lower, upper, plan, target):
+    """Per collection: whether the target was met at some round, the first such round (else
+    the last), and which quantities were settled at every round."""
+    ok = targets.settled(plan, lower, upper, target)
+    met = ok[..., plan["tested"].to_numpy()].all(axis=-1) & (t_used >= target["min_items"]) \
+        & (t_used >= 1)
+    stopped = met.any(axis=1)
+    return stopped, np.where(stopped, met.argmax(axis=1), met.shape[1] - 1), ok
+
+
+def chunks(n_collections: int, per_collection: int):
+    """Slices of collections holding about :data:`ORDER_CHUNK_VALUES` values each."""
+    step = max(1, ORDER_CHUNK_VALUES // max(1, per_collection))
+    return [slice(i, i + step) for i in range(0, n_collections, step)]
+
+
+def pool_contrasts(scores, target, languages, backbones):
+    """The plan, coefficients and per-item contrasts (NaN rows: incomplete items)."""
+    scores = np.asarray(scores, dtype=float)
+    if scores.ndim != 3:
+        raise ValueError(f"scores must be (items, languages, backbones), got {scores.shape}")
+    _, k, m = scores.shape
+    languages = list(languages) if languages is not None else [f"l{i}" for i in range(k)]
+    backbones = list(backbones) if backbones is not None else [f"b{i}" for i in range(m)]
+    plan, coefs = targets.contrast_plan(languages, backbones, target)
+    flat = scores.reshape(len(scores), -1)
+    complete = np.isfinite(flat).all(axis=1)
+    x = np.where(complete[:, None], np.nan_to_num(flat) @ coefs.T, np.nan)
+    return plan, coefs, x
+
+
+def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: int,
+           languages=None, backbones=None, truth=None) -> pd.DataFrame:
+    """Replay a collection of a complete panel over ``n_orders`` seeded orders (without
+    replacement, stopping at ``max_items`` at the latest); one row per order (columns
+    :data:`REPLAY_COLUMNS`): items drawn when the target was met (the last round's if never:
+    ``stopped`` False), their fraction of the panel, the widest beta half-width and the tested
+    pairs left open at the stop, pairs decided with the wrong sign, pairs whose true difference
+    exceeds ``2 epsilon`` not decided with its sign, ``agree`` (neither), and whether the
+    sequence held the true value of every tested quantity at every round from ``min_items`` on,
+    and at the stop. The truth is the full panel's (the mean over its complete items), or
+    ``truth`` (one value per row of the plan, e.g. a planted value)."""
+    target = replay_target(target)
+    plan, coefs, x = pool_contrasts(scores, target, languages, backbones)
+    n = len(x)
+    truth = np.nanmean(x, axis=0) if truth is None else np.asarray(truth, dtype=float)
+    limit = int(min(n, target.get("max_items") or n))
+    ends = round_ends(limit, round_items, target["min_items"])
+    orders = np.argsort(np.random.default_rng(seed).random((n_orders, n)), axis=1)[:, :limit]
+    rows = [replay_chunk(x, orders[part], ends, plan, coefs, target, truth)
+            for part in chunks(n_orders, limit * len(plan))]
+    frame = pd.concat(rows, ignore_index=True)
+    frame.insert(0, "order", np.arange(n_orders))
+    frame["fraction"] = frame["stop_items"] / n
+    return frame[REPLAY_COLUMNS]
+
+
+def replay_chunk(x, orders, ends, plan, coefs, target, truth) -> pd.DataFrame:
+    t_used, est, lower, upper = drawn_bounds(x, orders, ends, plan, coefs, target)
+    stopped, at, ok = stop_round(t_used, lower, upper, plan, target)
+    tested = plan["tested"].to_numpy()
+    rows = np.arange(len(orders))
+    low, up, good = lower[rows, at], upper[rows, at], ok[rows, at]
+    held = (lower <= truth) & (upper >= truth)
+    looked = (t_used >= max(target["min_items"], 1))[..., None]
+    pairs = tested & (plan["kind"] != "beta").to_numpy()
+    beta = (plan["kind"] == "beta").to_numpy()
+    sign = np.sign(truth)
+    decided = np.where(low > 0, 1, np.where(up < 0, -1, 0))
+    wrong = ((decided != 0) & (decided != sign) & pairs).sum(axis=1)
+    eps = target["epsilon"] if target["epsilon"] is not None else np.inf
+    missed = ((np.abs(truth) > 2 * eps) & (decided != sign) & pairs).sum(axis=1)
+    return pd.DataFrame({
+        "stop_items": ends[at], "stop_complete_items": t_used[rows, at], "fraction": np.nan,
+        "stopped": stopped, "max_beta_halfwidth": ((up - low) / 2)[:, beta].max(axis=1),
+        "undecided": (~good & pairs).sum(axis=1), "wrong_sign": wrong, "missed_big": missed,
+        "agree": (wrong == 0) & (missed == 0),
+        "covered_every_round": (held | ~looked)[..., tested].all(axis=(1, 2)),
+        "covered_at_stop": held[rows, at][:, tested].all(axis=1)})
+
+
+def forecast(scores: np.ndarray, target: dict, design_items: int, n_sims: int = 1000,
+             seed=0) -> dict:
+    """Items and calls a target is expected to need, from pilot (or earlier-panel) scores.
+
+    Each simulation resamples the pilot's items (so that the pilot's means and variances vary
+    as estimates do), then draws ``design_items`` items with replacement from that resample
+    (incomplete items included, so their rate carries over), collects them in rounds of
+    ``target['round_items']`` and stops as :func:`replay` does (at ``max_items`` or the design at
+    the latest). Returns the design's items and calls, the median and 90th percentile of the
+    items and calls used, and the share of simulations that did not meet the target. A pair whose
+    difference is near ``2 epsilon`` or 0 makes the forecast depend on the pilot's estimate of
+    it: a small pilot gives a wide forecast, a forecast and not a promise.
+    """
+    if len(scores) < 2:
+        raise ValueError("a forecast needs scores of at least 2 pilot items")
+    target = replay_target({**target, "design_items": design_items})
+    plan, coefs, x = pool_contrasts(scores, target, None, None)
+    n, n_cells = len(x), int(np.prod(np.shape(scores)[1:]))
+    limit = int(min(design_items, target.get("max_items") or design_items))
+    ends = round_ends(limit, int(target.get("round_items") or 1), target["min_items"])
+    rng = np.random.default_rng(seed)
+    # two levels: a resampled pilot (its means are estimates), then the design from it
+    pilots = rng.integers(0, n, size=(n_sims, n))
+    draws = np.take_along_axis(pilots, rng.integers(0, n, size=(n_sims, limit)), axis=1)
+    used, met_any = [], []
+    for part in chunks(n_sims, limit * len(plan)):
+        t_used, _, lower, upper = drawn_bounds(x, draws[part], ends, plan, coefs, target)
+        stopped, at, _ = stop_round(t_used, lower, upper, plan, target)
+        met_any.append(stopped)
+        used.append(ends[at])
+    items, met_any = np.concatenate(used), np.concatenate(met_any)
+    median, p90 = (float(np.quantile(items, q)) for q in (0.5, 0.9))
+    return {"design_items": int(design_items), "design_calls": int(design_items) * n_cells,
+            "median_items": median, "p90_items": p90,
+            "median_calls": median * n_cells, "p90_calls": p90 * n_cells,
+            "median_fraction": median / design_items, "p90_fraction": p90 / design_items,
+            "share_not_met": float(1 - met_any.mean()), "n_sims": int(n_sims),
+            "pilot_items": int(n), "pilot_complete_items": int(np.isfinite(x).all(axis=1).sum())}
