@@ -7,7 +7,7 @@ import logging
 
 import pandas as pd
 
-from judgecal.analyses.stopping import stopping_status
+from judgecal.analyses.stopping import round_ends, stopping_status
 from judgecal.judges import Endpoint, load_prompt, protocols, rounds
 from judgecal.judges.cache import CallCache
 from judgecal.judges.runner import CallSet, EndpointError, RetryPolicy, Stopped, run_call_sets
@@ -29,9 +29,13 @@ def main(smk):
     languages = panel["languages"] or list(pd.unique(items["language"]))
     judges = [Endpoint.from_config(j, smk.params.endpoints[j]) for j in collect["judges"]]
     order = rounds.item_order(items, stop["seed"])
-    ends = rounds.round_ends(len(order), stop, pilot=smk.rule == "judge_pointwise_pilot")
+    ends = [int(e) for e in round_ends(rounds.design_items(len(order), stop),
+                                       stop["round_items"], stop["min_items"])]
+    if smk.rule == "judge_pointwise_pilot":
+        ends = ends[:1]
     target = rounds.stopping_target(stop, panel["score_range"], len(order))
-    log.info("%s: rounds of %d items (at most %d of %d) until %s", name, stop["round_items"],
+    log.info("%s: rounds of %d items (the first %d; at most %d of %d) until %s", name,
+             stop["round_items"], ends[0],
              ends[-1], len(order), rounds.describe_target(stop))
     budget = shared_budget(settings, name, judges)
     caches = {(j.name, k): CallCache.for_shard(settings["cache_dir"], name, protocols.POINTWISE,

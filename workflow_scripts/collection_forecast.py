@@ -6,7 +6,7 @@ import logging
 
 import pandas as pd
 
-from judgecal.analyses.stopping.replay import forecast
+from judgecal.analyses.stopping import forecast, round_ends
 from judgecal.data import io
 from judgecal.judges import protocols, rounds
 from judgecal.scripting import run_step, write_csv
@@ -53,7 +53,8 @@ def main(smk):
              "cost_usd": design_cost, "fraction_of_design": 1.0, "source": "plan.csv"}]
     scores, source = source_scores(smk, order, languages, collect["judges"])
     if scores is None:
-        first = min(stop["round_items"], len(order))
+        first = int(round_ends(rounds.design_items(len(order), stop), stop["round_items"],
+                               stop["min_items"])[0])
         note = (f"collect the pilot round first ({first} items, {first * per_item_calls:.0f} "
                 f"calls, about ${first * per_item_cost:.2f}): snakemake "
                 f"results/{name}/collect/pilot/calls.parquet, then the plan again; or set "

@@ -1,12 +1,14 @@
 """Collecting a pointwise panel in rounds until a precision target is met (``collect.stop``).
 
-Items are drawn in one seeded random order without replacement (:func:`item_order`); round r
-collects items up to :func:`round_ends` ``[r]``, each drawn item with its whole language x judge
-block (chosen and rejected response), so the double-centred contrasts stay exact and paired.
+Items are drawn in one seeded random order without replacement (:func:`item_order`); each
+round draws the next items, each with its whole language x judge block (chosen and rejected
+response), so the double-centred contrasts stay exact and paired.
 After each round the workflow evaluates the confidence sequences on the margins of the items
-drawn so far (:func:`margin_array`) and stops or goes on. The order depends only on the seed and
-the item table, so a rerun with another target or round size finds every call it made in the
-cache. Pure: no calls, no statistics (those are in ``judgecal.analyses.stopping``).
+drawn so far (:func:`margin_array`) and stops or goes on; rounds end where
+``judgecal.analyses.stopping.round_ends`` says, as in the replay and the forecast. The order
+depends only on the seed and the item table, so a rerun with another target or round size finds
+every call it made in the cache. Pure: no calls, no statistics (those are in
+``judgecal.analyses.stopping``).
 """
 from __future__ import annotations
 
@@ -62,12 +64,9 @@ def item_order(items: pd.DataFrame, seed: int) -> np.ndarray:
     return ids[np.random.default_rng(seed).permutation(len(ids))]
 
 
-def round_ends(n_design: int, stop: dict, pilot: bool = False) -> list[int]:
-    """Cumulative item counts after each round, up to ``max_items`` (or the item table)."""
-    last = min(n_design, stop["max_items"] or n_design)
-    step = stop["round_items"]
-    ends = list(range(step, last, step)) + [last]
-    return ends[:1] if pilot else ends
+def design_items(n_items: int, stop: dict) -> int:
+    """Items a collection may draw at most: ``max_items``, or the whole item table."""
+    return min(n_items, stop["max_items"] or n_items)
 
 
 def stopping_target(stop: dict, score_range, n_design: int) -> dict:
@@ -75,7 +74,7 @@ def stopping_target(stop: dict, score_range, n_design: int) -> dict:
     target = {k: v for k, v in stop.items() if k not in ("forecast_from", "forecast_orders",
                                                          "seed")}
     return {**target, "score_range": list(score_range),
-            "design_items": min(n_design, stop["max_items"] or n_design)}
+            "design_items": design_items(n_design, stop)}
 
 
 def describe_target(stop: dict) -> str:
