@@ -206,7 +206,7 @@ def forecast_inputs(wildcards):
 def rounds_message(wildcards):
     """What judge_pointwise_rounds will do, for --dry-run and the job's start line."""
     stop = collect_settings(wildcards.panel)["stop"]
-    most = stop["max_items"] or "all"
+    most = f"{stop['max_items']} items" if stop["max_items"] else "the whole item table"
     return (
         f"{wildcards.panel}: collect in rounds of {stop['round_items']} items (at most {most}) "
         f"until {describe_target(stop)}; see results/{wildcards.panel}/collect/forecast.csv "

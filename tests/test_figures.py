@@ -175,7 +175,15 @@ SYNTHETIC = {
         "scenario": ["paper_size", "few_tasks"], "n_panels": [1000, 300],
         "coverage_radius_total": [1.0, 0.997], "coverage_radius_residual": [0.999, 0.99],
         "coverage_band": [0.945, 0.97]})},
+    "stopping_curve": lambda: {"stopping": stopping_table()},
 }
+
+
+def stopping_table():
+    return pd.DataFrame({"round": [1, 2, 3, 4], "items": [50, 100, 150, 200],
+                         "cost_usd": [1.2, 2.4, 3.6, 4.8],
+                         "max_beta_halfwidth": [0.61, 0.40, 0.31, 0.26],
+                         "undecided_pairs": [6, 3, 1, 0], "stop": [False, False, False, True]})
 
 def save_and_check(fig: Figure, directory: Path, stem: str) -> tuple[bytes, bytes]:
     """Save ``fig``; check both files and the PNG's pixel size; return their bytes."""
@@ -400,3 +408,12 @@ def test_bad_inputs_raise_readable_errors():
         fg.band_vs_radius(band_tables()[0], {"radius_total_sd": 9.96})
     with pytest.raises(ValueError, match="level == 'subset' and 'size'"):
         fg.backbone_subsets_panel(subsets_table().query("level == 'size'"))
+
+
+def test_stopping_curve_draws_every_round_and_rings_the_stop():
+    fig = fg.stopping_curve(stopping_table())
+    width_axis, pairs_axis = fig.axes
+    assert list(width_axis.lines[0].get_ydata()) == [0.61, 0.40, 0.31, 0.26]
+    assert list(pairs_axis.lines[0].get_xdata()) == [1.2, 2.4, 3.6, 4.8]
+    ringed = pairs_axis.collections[0].get_offsets()
+    assert ringed.tolist() == [[4.8, 0.0]]
