@@ -154,6 +154,8 @@ def test_max_cost_holds_across_eight_parallel_shards(tmp_path):
     largest = max(r["cost"] for panel in ("pw", "pws") for r in cache_records(tmp_path, panel))
     for panel in ("pw", "pws"):
         spend = spent(tmp_path / "cache", panel)
+        print(f"{panel}: spent ${spend:.6f} of max_cost ${cap:.6f} ({spend / cap:.3f} x), "
+              f"bound ${cap + in_flight * largest:.6f}")
         assert 0.5 * cap < spend <= cap + in_flight * largest, (panel, spend, cap)
         logs = "".join(p.read_text() for p in (tmp_path / "results" / panel).rglob("*.log"))
         assert f"max_cost {cap} reached" in logs
@@ -223,6 +225,10 @@ def test_ledger_starts_from_the_cache_and_forgets_dead_jobs(tmp_path):
                      % (ledger.host, dead.pid))
     assert ledger.view() == pytest.approx((0.9, 0.0))
     assert ledger.reserve(0.05) and ledger.reserve(0.1) is None
+    # a call cached without the ledger (max_cost null then) is counted by the next job
+    with open(cache, "a") as handle:
+        handle.write('{"key": "c", "cost": 0.01}\n')
+    assert Ledger(tmp_path, "c", 1.0).view() == pytest.approx((0.91, 0.05))
 
 
 def _reserve_all(path, limit, barrier, results):

@@ -10,7 +10,8 @@ the call is written to the cache, so a kill in between over-counts rather than u
 *released* if the call failed or was not made. The overshoot is therefore at most what the calls
 in flight cost above their estimates, whatever the number of shards.
 
-Lines: ``{"base": usd}`` (the cache's spend when the ledger was started), ``{"reserve": id,
+Lines: ``{"base": usd}`` (the cache's spend when the ledger was started, raised when a job
+finds more in the cache than the ledger counts, e.g. calls made without a cap), ``{"reserve": id,
 "cost": est, "host", "pid", "time"}``, ``{"settle": id, "cost": usd}``, ``{"release": id}``. A
 job reads only the lines added since its last look. A reservation of a process that is gone (same
 host, pid not running) or older than :data:`STALE_SECONDS` (another host) is not counted.
@@ -60,8 +61,11 @@ class Ledger:
         self._ids = itertools.count()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._locked() as handle:
-            if self.offset == 0 and handle.tell() == 0:  # a new ledger starts from the cache
-                self._append(handle, {"base": spent(cache_dir, collection)})
+            # the ledger starts from the cache, and catches up with calls cached without it
+            # (made while max_cost was null): the spend is never below what the cache records
+            cached = spent(cache_dir, collection)
+            if handle.tell() == 0 or cached > self.spent:
+                self._append(handle, {"base": self.base + max(0.0, cached - self.spent)})
 
     # --- the file ------------------------------------------------------------------------------
     def _locked(self):
