@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from .style import new_figure, require_columns, series_style, styled
 
@@ -34,6 +35,8 @@ def stopping_curve(stopping: pd.DataFrame, title: str | None = None) -> Figure:
         ax.set_xlabel("cost so far (USD)")
         ax.set_ylabel(label)
         ax.set_ylim(bottom=0)
+    right.yaxis.set_major_locator(MaxNLocator(integer=True))
+    right.set_ylim(0, max(1.0, float(stopping["undecided_pairs"].max())) * 1.1)
     last = stopping.iloc[-1]
     fig.suptitle(title or "Stopping a collection at a precision")
     right.set_title(f"{int(last['items'])} items after {int(last['round'])} rounds",
