@@ -118,6 +118,14 @@ def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
         assert last["calls_made_this_run"] == last["calls"] - interrupted
         log = (tmp_path / "results/pw/logs/judge_pointwise_rounds.log").read_text()
         assert "was not met within the item table" in log and "widest beta half-width" in log
+        # a looser target calls nothing: it stops where the first run stopped, from the cache
+        everything = len(answered(server))
+        config["panels"]["pw"]["collect"]["stop"]["beta_halfwidth"] = 0.4
+        snakemake(tmp_path, config, targets[0])
+        assert len(answered(server)) == everything
+        again = pd.read_csv(tmp_path / "results/pw/collect/stopping.csv")
+        assert again.iloc[-1]["stop"] and again["calls_made_this_run"].eq(0).all()
+        assert list(again["items"]) == list(rounds["items"][:len(again)])
 
 
 def design_cost(n_items, judge):
