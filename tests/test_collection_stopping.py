@@ -195,17 +195,21 @@ def test_bad_stop_settings_are_named(stop, kind, key):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("stop, message", [
-    ({"beta_halfwidth": 0.3, "min_items": 50, "max_items": 10},
-     "`collect.stop.min_items` (50) is above `max_items` (10)"),
-    ({"beta_width": 0.3}, "beta_width"),
-    ({"decisions": ["calibrated"], "epsilon": 0}, "epsilon"),
-])
-def test_bad_stop_fails_at_start_up(tmp_path, stop, message):
-    config = stop_config(tmp_path, "http://127.0.0.1:9/v1", stop)
-    result = snakemake(tmp_path, config, "--dry-run", "results/pw/collect/stopping.csv",
-                       check=False)
-    assert result.returncode != 0 and message in result.stdout + result.stderr
+def test_bad_stop_fails_at_start_up(tmp_path):
+    config = collection_config(tmp_path, "http://127.0.0.1:9/v1", n_pairwise=10, n_pointwise=10)
+    config["panels"]["pw"]["collect"]["stop"] = {"beta_halfwidth": 0.3, "min_items": 50,
+                                                 "max_items": 10}
+    config["panels"]["ls"]["collect"]["stop"] = {"beta_halfwidth": 0.3}
+    result = snakemake(tmp_path, config, "--dry-run", check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "Job stats" not in output
+    assert "panel 'pw': `collect.stop.min_items` (50) is above `max_items` (10)" in output
+    assert "panel 'ls': `collect.stop` is for pointwise collections" in output
+    del config["panels"]["ls"]
+    config["panels"]["pw"]["collect"]["stop"] = {"beta_width": 0.3}  # an unknown target
+    result = snakemake(tmp_path, config, "--dry-run", check=False)
+    assert result.returncode != 0 and "beta_width" in result.stdout + result.stderr
+    assert "beta_halfwidth" in result.stdout + result.stderr        # the nearest valid key
 
 
 # --- the ledger ------------------------------------------------------------------------------
