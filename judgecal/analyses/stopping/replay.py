@@ -94,7 +94,7 @@ def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: i
     """Replay a collection of a complete panel over ``n_orders`` seeded orders (without
     replacement, stopping at ``max_items`` at the latest); one row per order (columns
     :data:`REPLAY_COLUMNS`): items drawn when the target was met (the last round's if never:
-    ``stopped`` False), their fraction of the panel, the widest beta half-width and the tested
+    ``stopped`` False), their fraction of the design (``design_items``, else the panel), the widest beta half-width and the tested
     pairs left open at the stop, pairs decided with the wrong sign, pairs whose true difference
     exceeds ``2 epsilon`` not decided with its sign, ``agree`` (neither), and whether the
     sequence held the true value of every tested quantity at every round from ``min_items`` on,
@@ -111,7 +111,7 @@ def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: i
             for part in chunks(n_orders, limit * len(plan))]
     frame = pd.concat(rows, ignore_index=True)
     frame.insert(0, "order", np.arange(n_orders))
-    frame["fraction"] = frame["stop_items"] / n
+    frame["fraction"] = frame["stop_items"] / (target.get("design_items") or n)
     return frame[REPLAY_COLUMNS]
 
 
