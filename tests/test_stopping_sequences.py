@@ -72,7 +72,8 @@ def loop_bernstein(x, alpha, lo, hi, cap=0.5):
         sum_lam += lam
         sum_lam_y += lam * yi
         centre, half = sum_lam_y / sum_lam, (math.log(2 / alpha) + penalty) / sum_lam
-        bounds.append((lo + (hi - lo) * max(centre - half, 0), lo + (hi - lo) * min(centre + half, 1)))
+        bounds.append((lo + (hi - lo) * max(centre - half, 0),
+                       lo + (hi - lo) * min(centre + half, 1)))
         sum_y += yi
         mu_prev = (0.5 + sum_y) / (i + 1)
         sum_dev += (yi - mu_prev) ** 2
