@@ -38,7 +38,7 @@ def loop_asymptotic(x, alpha, t_star):
     for t in range(1, len(x) + 1):
         sd = np.std(x[:t])
         half = sd * math.sqrt(2 * (t * rho ** 2 + 1) / (t ** 2 * rho ** 2)
-                              * math.log(math.sqrt(t * rho ** 2 + 1) / alpha)) if t >= 2 else np.inf
+                              * math.log(math.sqrt(t * rho ** 2 + 1) / alpha)) if sd > 0 else np.inf
         out.append((np.mean(x[:t]), half))
     return np.array(out)
 
@@ -53,6 +53,13 @@ def test_asymptotic_cs_equals_a_loop_over_time_for_each_quantity():
         np.testing.assert_allclose(half[:, q], expected[:, 1], rtol=1e-9)
 
 
+def test_the_asymptotic_half_width_is_infinite_until_the_observations_differ():
+    x = np.array([[2.0], [2.0], [2.0], [3.0]])
+    mean, half = seq.asymptotic_cs(x, 0.05, 10)
+    assert np.isinf(half[:3, 0]).all() and np.isfinite(half[3, 0])
+    np.testing.assert_allclose(mean[:, 0], [2.0, 2.0, 2.0, 2.25])
+
+
 def loop_bernstein(x, alpha, lo, hi, cap=0.5):
     """WSR (2024) eq. 13 written one observation at a time."""
     y = (x - lo) / (hi - lo)
@@ -65,7 +72,8 @@ def loop_bernstein(x, alpha, lo, hi, cap=0.5):
         sum_lam += lam
         sum_lam_y += lam * yi
         centre, half = sum_lam_y / sum_lam, (math.log(2 / alpha) + penalty) / sum_lam
-        bounds.append((lo + (hi - lo) * max(centre - half, 0), lo + (hi - lo) * min(centre + half, 1)))
+        bounds.append((lo + (hi - lo) * max(centre - half, 0),
+                       lo + (hi - lo) * min(centre + half, 1)))
         sum_y += yi
         mu_prev = (0.5 + sum_y) / (i + 1)
         sum_dev += (yi - mu_prev) ** 2

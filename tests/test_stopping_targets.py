@@ -143,7 +143,7 @@ def test_simultaneous_coverage_at_every_round_with_cells_missing_at_random():
 
 
 def test_the_replay_decides_exactly_as_stopping_status_on_the_items_drawn():
-    from judgecal.analyses.stopping.replay import drawn_bounds, pool_contrasts, replay
+    from judgecal.analyses.stopping.replay import drawn_bounds, replay
     from judgecal.analyses.stopping.replay import replay_target, round_ends
 
     rng = np.random.default_rng(5)
@@ -153,7 +153,7 @@ def test_the_replay_decides_exactly_as_stopping_status_on_the_items_drawn():
         target = {"beta_halfwidth": 0.6, **DECIDE, "min_items": 20, "sequence": sequence,
                   "score_range": [-12, 12]}
         checked = replay_target(target)
-        plan, coefs, x = pool_contrasts(scores, checked, LANGS, BBS)
+        plan, coefs, x = targets.item_contrasts(scores, checked, LANGS, BBS)
         orders = np.argsort(np.random.default_rng(9).random((2, 120)), axis=1)
         ends = round_ends(120, 40, 20)
         t_used, est, lower, upper = drawn_bounds(x, orders, ends, plan, coefs, checked)

@@ -74,34 +74,20 @@ def chunks(n_collections: int, per_collection: int):
     return [slice(i, i + step) for i in range(0, n_collections, step)]
 
 
-def pool_contrasts(scores, target, languages, backbones):
-    """The plan, coefficients and per-item contrasts (NaN rows: incomplete items)."""
-    scores = np.asarray(scores, dtype=float)
-    if scores.ndim != 3:
-        raise ValueError(f"scores must be (items, languages, backbones), got {scores.shape}")
-    _, k, m = scores.shape
-    languages = list(languages) if languages is not None else [f"l{i}" for i in range(k)]
-    backbones = list(backbones) if backbones is not None else [f"b{i}" for i in range(m)]
-    plan, coefs = targets.contrast_plan(languages, backbones, target)
-    flat = scores.reshape(len(scores), -1)
-    complete = np.isfinite(flat).all(axis=1)
-    x = np.where(complete[:, None], np.nan_to_num(flat) @ coefs.T, np.nan)
-    return plan, coefs, x
-
-
 def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: int,
            languages=None, backbones=None, truth=None) -> pd.DataFrame:
     """Replay a collection of a complete panel over ``n_orders`` seeded orders (without
     replacement, stopping at ``max_items`` at the latest); one row per order (columns
     :data:`REPLAY_COLUMNS`): items drawn when the target was met (the last round's if never:
-    ``stopped`` False), their fraction of the panel, the widest beta half-width and the tested
-    pairs left open at the stop, pairs decided with the wrong sign, pairs whose true difference
-    exceeds ``2 epsilon`` not decided with its sign, ``agree`` (neither), and whether the
-    sequence held the true value of every tested quantity at every round from ``min_items`` on,
-    and at the stop. The truth is the full panel's (the mean over its complete items), or
-    ``truth`` (one value per row of the plan, e.g. a planted value)."""
+    ``stopped`` False), their fraction of the design (``design_items``, else the panel), the
+    widest beta half-width and the tested pairs left open at the stop, pairs decided with the
+    wrong sign, pairs whose true difference exceeds ``2 epsilon`` not decided with its sign,
+    ``agree`` (neither), and whether the sequence held the true value of every tested quantity
+    at every round from ``min_items`` on, and at the stop. The truth is the full panel's (the
+    mean over its complete items), or ``truth`` (one value per row of the plan, e.g. a planted
+    value)."""
     target = replay_target(target)
-    plan, coefs, x = pool_contrasts(scores, target, languages, backbones)
+    plan, coefs, x = targets.item_contrasts(scores, target, languages, backbones)
     n = len(x)
     truth = np.nanmean(x, axis=0) if truth is None else np.asarray(truth, dtype=float)
     limit = int(min(n, target.get("max_items") or n))
@@ -111,7 +97,7 @@ def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: i
             for part in chunks(n_orders, limit * len(plan))]
     frame = pd.concat(rows, ignore_index=True)
     frame.insert(0, "order", np.arange(n_orders))
-    frame["fraction"] = frame["stop_items"] / n
+    frame["fraction"] = frame["stop_items"] / (target.get("design_items") or n)
     return frame[REPLAY_COLUMNS]
 
 
@@ -155,7 +141,7 @@ def forecast(scores: np.ndarray, target: dict, design_items: int, n_sims: int = 
     if len(scores) < 2:
         raise ValueError("a forecast needs scores of at least 2 pilot items")
     target = replay_target({**target, "design_items": design_items})
-    plan, coefs, x = pool_contrasts(scores, target, None, None)
+    plan, coefs, x = targets.item_contrasts(scores, target, None, None)
     n, n_cells = len(x), int(np.prod(np.shape(scores)[1:]))
     limit = int(min(design_items, target.get("max_items") or design_items))
     ends = round_ends(limit, int(target.get("round_items") or 1), target["min_items"])

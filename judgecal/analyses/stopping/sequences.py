@@ -49,10 +49,12 @@ def running_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def asymptotic_cs(x: np.ndarray, alpha, t_star: float) -> tuple[np.ndarray, np.ndarray]:
     """Running mean and Gaussian-mixture half-width (Waudby-Smith et al. 2024, the two-sided
     asymptotic CS with the running variance), ``rho`` tuned for ``t_star`` observations.
-    The half-width is infinite before two observations."""
+    The half-width is infinite before two observations and while every observation is equal
+    (a zero variance estimate says nothing about the spread; a rubric's integer scores can
+    repeat for a while)."""
     t, mean, var = running_moments(np.asarray(x, dtype=float))
     half = mixture_boundary(t, np.sqrt(var), alpha, mixture_rho(alpha, t_star))
-    return mean, np.where(t >= 2, half, np.inf)
+    return mean, np.where((t >= 2) & (var > 0), half, np.inf)
 
 
 def bernstein_cs(x: np.ndarray, alpha, lo, hi, cap: float = 0.5

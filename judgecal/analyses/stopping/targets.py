@@ -112,12 +112,20 @@ def contrast_plan(languages, backbones, target: dict) -> tuple[pd.DataFrame, np.
     return plan, np.array(coefs)
 
 
-def complete_contrasts(scores: np.ndarray, coefs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-item contrasts of the items whose block is complete (in order), and the mask."""
+def item_contrasts(scores, target: dict, languages=None, backbones=None):
+    """The plan and coefficients of a target (:func:`contrast_plan`) and each item's contrasts,
+    a NaN row for an item with a missing cell. ``scores``: (items, languages, backbones)."""
     scores = np.asarray(scores, dtype=float)
-    flat = scores.reshape(scores.shape[0], -1)
+    if scores.ndim != 3:
+        raise ValueError(f"scores must be (items, languages, backbones), got {scores.shape}")
+    _, k, m = scores.shape
+    languages = list(languages) if languages is not None else [f"l{i}" for i in range(k)]
+    backbones = list(backbones) if backbones is not None else [f"b{i}" for i in range(m)]
+    plan, coefs = contrast_plan(languages, backbones, target)
+    flat = scores.reshape(len(scores), -1)
     complete = np.isfinite(flat).all(axis=1)
-    return flat[complete] @ coefs.T, complete
+    x = np.where(complete[:, None], np.nan_to_num(flat) @ coefs.T, np.nan)
+    return plan, coefs, x
 
 
 def contrast_range(coefs: np.ndarray, score_range) -> tuple[np.ndarray, np.ndarray]:
@@ -166,21 +174,16 @@ def stopping_status(scores: np.ndarray, target: dict, languages=None, backbones=
     """Evaluate the confidence sequences on all rows of ``scores`` (items in the order they were
     drawn, shape ``(items, languages, backbones)``, NaN = missing) and decide whether to stop."""
     target = check_target(target)
-    scores = np.asarray(scores, dtype=float)
-    if scores.ndim != 3:
-        raise ValueError(f"scores must be (items, languages, backbones), got {scores.shape}")
-    _, k, m = scores.shape
-    languages = list(languages) if languages is not None else [f"l{i}" for i in range(k)]
-    backbones = list(backbones) if backbones is not None else [f"b{i}" for i in range(m)]
-    plan, coefs = contrast_plan(languages, backbones, target)
-    x, complete = complete_contrasts(scores, coefs)
-    n_complete = int(complete.sum())
+    plan, coefs, x = item_contrasts(scores, target, languages, backbones)
+    x = x[np.isfinite(x).all(axis=1)]
+    n_complete = len(x)
     if n_complete:
         est, lower, upper = (a[-1] for a in sequence_bounds(x, plan, coefs, target))
     else:
         est, lower, upper = empty_bounds(len(plan))
     ok = settled(plan, lower, upper, target)
-    return status_from_bounds(plan, est, lower, upper, ok, target, len(scores), n_complete)
+    return status_from_bounds(plan, est, lower, upper, ok, target, np.shape(scores)[0],
+                              n_complete)
 
 
 def status_from_bounds(plan, est, lower, upper, ok, target, n_items, n_complete) -> StopStatus:
