@@ -27,7 +27,8 @@ panel (no pair decided with the wrong sign, every pair differing by more than 2 
 with its sign), coverage of the tested quantities at every round from `min_items` on and at the
 stop.
 
-    python benchmarks/collection_replay.py [--orders 1000] [--seed 2025] [--band-orders 200]
+    python benchmarks/collection_replay.py [--orders 1000] [--seed 2025] [--band-orders 100]
+        [--band-only] [--panels mrewardbench devai synthetic]
         [--out results/benchmarks/collection_replay.csv]
 """
 from __future__ import annotations
@@ -126,7 +127,7 @@ def run_targets(name, scores, labels, score_range, targets, args, truth=None, ba
                 max_items=None):
     rows = []
     for label, target in targets:
-        for sequence, rule in RULES.items():
+        for sequence, rule in ({} if args.band_only else RULES).items():
             full = {**target, "sequence": sequence, "score_range": score_range,
                     "design_items": max_items or len(scores), "max_items": max_items}
             start = time.process_time()
@@ -144,6 +145,18 @@ def run_targets(name, scores, labels, score_range, targets, args, truth=None, ba
     return rows
 
 
+def markdown(table: pd.DataFrame) -> str:
+    """The table as Markdown, numbers to 3 decimals (blank where not applicable)."""
+    def cell(value):
+        if isinstance(value, float):
+            return "" if np.isnan(value) else f"{value:.3f}"
+        return str(value)
+    lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |"
+              for row in table.itertuples(index=False)]
+    return "\n".join(lines)
+
+
 def planted_truth(planted):
     def truth(target, labels):
         plan, coefs = contrast_plan(*labels, target)
@@ -155,40 +168,58 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--orders", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=2025)
-    parser.add_argument("--band-orders", type=int, default=200)
+    parser.add_argument("--band-orders", type=int, default=100)
+    parser.add_argument("--band-only", action="store_true",
+                        help="only the task-bootstrap band rule (the slow part; run it beside "
+                             "a run with --band-orders 0)")
+    parser.add_argument("--panels", nargs="+", default=list(PANELS), choices=list(PANELS))
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    rows = []
     start = time.time()
+    rows = [row for name in args.panels for row in PANELS[name](args)]
+    finish(rows, args, start)
 
+
+def mrewardbench(args):
     scores, *labels, score_range = shipped_panel("mrewardbench")
     mrb = {"min_items": 20, "round_items": 25}
-    rows += run_targets("M-RewardBench", scores, labels, score_range, [
+    return run_targets("M-RewardBench", scores, labels, score_range, [
         ("decisions: calibrated, epsilon 0.1", {**mrb, "decisions": ["calibrated"],
                                                 "epsilon": 0.1}),
         *[(f"beta_halfwidth {h}", {**mrb, "beta_halfwidth": h}) for h in (0.1, 0.15, 0.2)],
     ], args)
 
+
+def devai(args):
     scores, *labels, score_range = shipped_panel("devai")
     devai = {"min_items": 20, "round_items": 5}
-    rows += run_targets("DevAI", scores, labels, score_range, [
+    return run_targets("DevAI", scores, labels, score_range, [
         *[(f"decisions: calibrated, epsilon {e:g}", {**devai, "decisions": ["calibrated"],
                                                      "epsilon": e}) for e in (5.0, 10.0)],
         *[(f"beta_halfwidth {h:g}", {**devai, "beta_halfwidth": h}) for h in (10.0, 15.0)],
     ], args)
 
+
+def synthetic(args):
+    if args.band_only:
+        return []
     scores, languages, backbones, planted = synthetic_panel(args.seed)
     assert np.abs(scores).max() < 8, "the synthetic scores must lie in the range [-8, 8]"
     synth = {"min_items": 20, "round_items": 25}
-    rows += run_targets("synthetic (planted truth)", scores, (languages, backbones), [-8, 8], [
+    return run_targets("synthetic (planted truth)", scores, (languages, backbones), [-8, 8], [
         ("decisions: calibrated, epsilon 0.05", {**synth, "decisions": ["calibrated"],
                                                  "epsilon": 0.05}),
         ("beta_halfwidth 0.1", {**synth, "beta_halfwidth": 0.1}),
     ], args, truth=planted_truth(planted), band=False, max_items=2000)
 
+
+PANELS = {"mrewardbench": mrewardbench, "devai": devai, "synthetic": synthetic}
+
+
+def finish(rows, args, start):
     table = pd.DataFrame(rows)
     print(f"\n{args.orders} orders, seed {args.seed}; {time.time() - start:.0f} s wall\n")
-    print(table.to_markdown(index=False, floatfmt=".3f"))
+    print(markdown(table))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         table.to_csv(args.out, index=False)

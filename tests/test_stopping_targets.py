@@ -211,3 +211,14 @@ def test_the_forecast_of_a_pilot_matches_the_replay_of_the_population():
     hard = forecast(population[:50], {**width, "beta_halfwidth": 1e-3, "max_items": 400}, 1200,
                     n_sims=20, seed=3)
     assert hard["median_items"] == 400 and hard["share_not_met"] == 1
+
+
+def test_rounds_end_every_round_items_with_the_first_at_min_items():
+    from judgecal.analyses.stopping import round_ends
+
+    assert round_ends(100, 25).tolist() == [25, 50, 75, 100]
+    assert round_ends(100, 25, 20).tolist() == [20, 25, 50, 75, 100]
+    assert round_ends(90, 25, 30).tolist() == [30, 50, 75, 90]
+    assert round_ends(10, 25, 30).tolist() == [10]
+    with pytest.raises(ValueError, match="round_items"):
+        round_ends(10, 0)

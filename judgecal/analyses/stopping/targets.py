@@ -32,7 +32,15 @@ CELL_COLUMNS = ["kind", "label", "language", "backbone", "versus", "tested", "es
 
 @dataclass(frozen=True)
 class StopStatus:
-    """The sequences after the items collected so far, and whether the target is met."""
+    """The sequences after the items collected so far, and whether to stop.
+
+    ``n_items`` drawn (and paid for), ``n_complete_items`` used (no missing cell); ``stop``:
+    the target is met (``target_met``) and ``min_items`` complete items are in; ``reason`` says
+    why or what is still open; ``undecided_pairs``: tested pairs not settled; ``tied_pairs``:
+    pairs settled by a half-width below ``epsilon`` with 0 inside (they differ by less than
+    ``2 epsilon``); ``cells``: one row per quantity (:data:`CELL_COLUMNS`; ``settled`` is
+    meaningful where ``tested``).
+    """
 
     n_items: int
     n_complete_items: int
@@ -51,6 +59,7 @@ def check_target(target: dict) -> dict:
     t = {"beta_halfwidth": None, "decisions": None, "epsilon": None, "level": 0.95,
          "sequence": "asymptotic", "score_range": None, "min_items": 0, "design_items": None,
          **target}
+    t["min_items"] = int(t["min_items"] or 0)
     if t["decisions"] is not None and isinstance(t["decisions"], str):
         t["decisions"] = [t["decisions"]]
     if t["beta_halfwidth"] is None and not t["decisions"]:
