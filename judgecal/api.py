@@ -144,14 +144,18 @@ def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "langua
     estimator_module = _module("cbc.estimator")
     r2 = (estimator_module.ols_r_squared(checked, estimator_module.TWO_WAY_TERMS),
           estimator_module.ols_r_squared(checked, estimator_module.FULL_TERMS))
-    return calibrate_panel(panel, n_runs=len(checked), r2=r2, estimator=estimator, eps=eps)
+    return calibrate_panel(panel, n_runs=len(checked), r2=r2, estimator=estimator, eps=eps,
+                           source=source)
 
 
 def calibrate_panel(panel: Panel, *, n_runs: int, r2: tuple[float, float],
-                    estimator: str | None = None, eps: float = 0.05) -> Calibration:
+                    estimator: str | None = None, eps: float = 0.05,
+                    source="panel") -> Calibration:
     """:func:`calibrate` on a task-level panel whose run count and run-level R^2 (two-way,
     full) are known: the workflow's cbc step, with both from the streamed ingest
-    (:mod:`judgecal.data.streaming`, ``inputs.json``), so the runs are not read again."""
+    (:mod:`judgecal.data.streaming`, ``inputs.json``), so the runs are not read again.
+    A panel of one language or one backbone stops (:func:`judgecal.data.io.require_two_way`)."""
+    io.require_two_way(panel, source)
     estimator_module, missing_module = _module("cbc.estimator"), _module("analyses.missing")
     estimate = missing_module.estimate_beta(panel.values, estimator)
     result = estimator_module.cbc_result(estimate.cell_means, estimate.beta)
@@ -232,6 +236,7 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
                                   score=score, framework=framework, languages=languages,
                                   backbones=backbones, score_range=score_range, missing=missing,
                                   source=source)
+    io.require_two_way(panel, source, "held-out rank consistency")
     data = {"runs": checked} if run_verdicts else {}
     if requirements is not None:
         table = io.rename_columns(requirements, {"task": task, "language": language,
@@ -284,6 +289,7 @@ def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, 
     _, panel = prepare_runs(runs, task=task, language=language, backbone=backbone, score=score,
                             framework=framework, languages=languages, backbones=backbones,
                             score_range=score_range, missing=missing, source=source)
+    io.require_two_way(panel, source, "rank reversal")
     module = _module("analyses.reversal")
     pairs = module.rank_reversal(panel, fdr)
     test = module.reversal_count_test(panel, permutations, seed)

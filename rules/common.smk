@@ -3,7 +3,7 @@ from pathlib import Path
 
 import yaml
 
-from judgecal.data.config import check_keys, fill_defaults
+from judgecal.data.config import check_keys, fill_defaults, panel_problems
 
 
 def workflow_yaml(relative):
@@ -174,7 +174,14 @@ REFITTING_ANALYSES = (
 
 
 def check_analyses():
-    """Stop at start-up, naming panel, analysis and reason, if a panel lists one it cannot run."""
+    """Stop at start-up, naming panel, analysis and reason, if a panel lists one it cannot run
+    (or has a setting it could never run with, such as a reversed score_range)."""
+    settings = panel_problems(PANELS)
+    if settings:
+        raise ValueError(
+            "the config has panel settings no run can use (nothing was run):\n"
+            + "\n".join(settings)
+        )
     problems = [
         f"  panel '{name}': analysis '{analysis}' {problem}"
         for name, panel in PANELS.items()

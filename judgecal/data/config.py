@@ -135,3 +135,18 @@ def check_keys(config: dict, schema: dict) -> None:
                          "was run):\n"
                          + "\n".join(problems)
                          + "\n  every key is listed in docs/configuration.md")
+
+
+def panel_problems(panels: dict) -> list[str]:
+    """Settings of panels that pass the schema but could never run, each as one readable line:
+    a ``score_range`` whose low is not below its high would reject every score after the
+    whole table was read, so it is named at start-up instead."""
+    from .errors import InputError
+    from .io import check_score_range
+    problems = []
+    for name, panel in panels.items():
+        try:
+            check_score_range(panel.get("score_range"), f"panel '{name}'")
+        except InputError as error:
+            problems.append("  " + str(error).replace("\n  ", "\n    "))
+    return problems

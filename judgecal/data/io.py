@@ -61,12 +61,52 @@ def _csv_header(path: Path) -> tuple[list[str], str]:
     return [name.strip() for name in names], delimiter
 
 
+SPREADSHEET_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".xlsb", ".ods", ".numbers")
+
+
+def spreadsheet_error(path) -> InputError:
+    """Excel and other workbooks are not read (a workbook has sheets, merged cells and
+    formatted numbers; a table has one header and rows): say how to export one sheet."""
+    suffix = Path(path).suffix.lower()
+    kind = f"({suffix})" if suffix in SPREADSHEET_SUFFIXES else "(an Excel file, whatever its name)"
+    return InputError(path, f"is a spreadsheet workbook {kind}, which judgecal does not read",
+                      "a CSV, Parquet or JSON Lines table: export the sheet as CSV (Excel: File "
+                      "> Save As > 'CSV UTF-8 (Comma delimited) (*.csv)'; LibreOffice: Save As "
+                      "> 'Text CSV', character set UTF-8; or in Python with openpyxl installed: "
+                      "pandas.read_excel(path, sheet_name=0).to_csv('runs.csv', index=False)), "
+                      "then point the source at the .csv file")
+
+
+def is_spreadsheet(path) -> bool:
+    """A workbook by its suffix, or an .xlsx / .xls saved under another name (its signature)."""
+    path = Path(path)
+    if path.suffix.lower() in SPREADSHEET_SUFFIXES:
+        return True
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(8)
+    except OSError:
+        return False
+    if head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):  # OLE2: .xls
+        return True
+    if head.startswith(b"PK\x03\x04"):  # a zip: an .xlsx has its workbook under xl/
+        import zipfile
+        try:
+            with zipfile.ZipFile(path) as archive:
+                return any(name.startswith("xl/") for name in archive.namelist())
+        except zipfile.BadZipFile:
+            return False
+    return False
+
+
 def input_file(path, mapping: dict | None = None) -> tuple[Path, dict]:
     """An input table's path, checked to exist and against its checksum manifest, and the
     renaming of its columns (file name -> standard name) from ``mapping`` (standard -> file)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "file not found", "an existing CSV or Parquet file (check data_dir)")
+    if is_spreadsheet(path):
+        raise spreadsheet_error(path)
     verify_checksum(path)
     return path, renaming(mapping)
 
@@ -187,6 +227,24 @@ def empty_labels(labels: pd.Series) -> np.ndarray:
 SCORE_CHECKS = ("non_numeric", "infinite", "outside", "nan")
 
 
+def check_score_range(score_range, where) -> None:
+    """A score range is ``[low, high]`` with low < high (or None): a reversed one would reject
+    every score, so it stops before any file is read, naming ``where`` it was set."""
+    if score_range is None:
+        return
+    try:
+        low, high = (float(x) for x in score_range)
+    except (TypeError, ValueError):
+        raise InputError(where, f"score_range {score_range!r} is not two numbers",
+                         "score_range: [low, high], e.g. [0, 100], or null for no bound")
+    if not low < high:
+        fix = (f"[{score_range[1]}, {score_range[0]}]" if low > high
+               else "[low, high] with low < high")
+        raise InputError(where, f"score_range {list(score_range)} has low >= high",
+                         f"score_range: [low, high] with low < high ({fix}), or null for no "
+                         "bound")
+
+
 def score_masks(raw: pd.Series, score_range) -> tuple[pd.Series, dict]:
     """Numeric scores and the row masks of :data:`SCORE_CHECKS` (reported in that order)."""
     score = pd.to_numeric(raw, errors="coerce")
@@ -255,6 +313,7 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
     if missing not in MISSING_POLICIES:
         raise InputError(source, f"unknown missing-score policy {missing!r}",
                          f"one of {MISSING_POLICIES}")
+    check_score_range(score_range, source)
     frame = with_single_framework(frame)
     absent = [c for c in keys + ["score"] if c not in frame.columns]
     if absent:
@@ -273,8 +332,9 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
     for key in keys:
         out[key] = as_labels(out[key]).cat.remove_unused_categories()
     for axis in (a for a in UNSCORED_AXES if a in keys):
-        unscored = sorted(set(as_labels(frame[axis]).cat.categories)
-                          - set(out[axis].cat.categories), key=natural_key)
+        present = as_labels(frame[axis]).cat.remove_unused_categories()  # not a filtered-out one
+        unscored = sorted(set(present.cat.categories) - set(out[axis].cat.categories),
+                          key=natural_key)
         if unscored:
             raise unscored_error(source, axis, unscored)
     columns = keys + ["score"] + (["stratum"] if "stratum" in out.columns else [])
@@ -402,6 +462,29 @@ def panel_from_sums(n_runs: np.ndarray, total: np.ndarray, labels, source,
                          cells.set_axis(range(1, len(cells) + 1)), rows_caption="missing cells")
     return Panel(values, tuple(tasks), tuple(langs), tuple(bbs), strata=strata(),
                  n_runs=n_runs)
+
+
+def require_two_way(panel: Panel, source, what: str = "CBC") -> None:
+    """Stop, saying what can still be run, unless the panel has two languages and two backbones.
+
+    beta is what is left of the language x backbone table of means after each language's and
+    each backbone's mean is removed: with one language (or one backbone) there is nothing left,
+    and the radius and the rankings within languages have no meaning."""
+    k, m = len(panel.languages), len(panel.backbones)
+    if k >= 2 and m >= 2:
+        return
+    def count(n, axis, labels):
+        named = ", ".join(labels[:3]) + (", ..." if n > 3 else "")
+        return f"{n} {axis}{'' if n == 1 else 's'} ({named})"
+    raise InputError(source, f"has {count(k, 'language', panel.languages)} and "
+                     f"{count(m, 'backbone', panel.backbones)}: {what} needs at least 2 "
+                     "languages and at least 2 backbones (the language x backbone interaction "
+                     "is zero by definition on a single language or backbone)",
+                     "runs of the same tasks in at least 2 languages, each judged by at least "
+                     "2 backbones. What still runs on this panel: the raw mean score of each "
+                     "backbone in each language (Python: judgecal.prepare_runs(runs) gives the "
+                     "task-level panel; workflow: snakemake --cores 2 "
+                     "results/<panel>/cell_means.csv)")
 
 
 def load_preference_margins(files: dict, source_dir, columns: dict | None = None) -> pd.DataFrame:
