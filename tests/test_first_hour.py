@@ -2,6 +2,7 @@
 is at fault and a fix that works, at every place a table enters (API, Calibrator, CLI,
 read_runs, workflow)."""
 import json
+from pathlib import Path
 import zipfile
 
 import numpy as np
@@ -15,6 +16,7 @@ from judgecal.data import io
 from judgecal.data.errors import InputError
 
 KEYS = ["task", "language", "backbone", "framework"]
+REPO = Path(__file__).resolve().parents[1]
 USER = {"task": "id", "language": "lang", "backbone": "judge", "score": "rating",
         "framework": "seed"}
 
@@ -144,3 +146,75 @@ def test_a_folder_of_workbooks_says_they_are_not_read(tmp_path):
     workbook(tmp_path / "runs" / "a.xlsx")
     message = error_of(judgecal.read_runs, tmp_path / "runs")
     assert "spreadsheet workbooks, which are not read: export them as CSV" in message
+
+
+# --- item 3: a typo at any depth of the config is named with the key meant ---------------------
+
+def schema_keys(schema, root, path=(), fixed=()):
+    """(path, fixed, key) for every key the schema declares, at every depth: ``path`` leads to
+    the object holding ``key`` ("x" for an entry of a collection such as `panels`), ``fixed``
+    lists the (path, key, value) the object needs for ``key`` to be valid (a panel's kind)."""
+    while isinstance(schema, dict) and set(schema) == {"$ref"}:
+        schema = root["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
+    if not isinstance(schema, dict):
+        return
+    if "$ref" in schema:
+        yield from schema_keys({"$ref": schema["$ref"]}, root, path, fixed)
+    names = schema.get("propertyNames", {}).get("enum")
+    for name in names or ():
+        yield path, fixed, name
+    for key, rule in schema.get("properties", {}).items():
+        yield path, fixed, key
+        yield from schema_keys(rule, root, path + (key,), fixed)
+    if isinstance(schema.get("additionalProperties"), dict) and not names:
+        yield from schema_keys(schema["additionalProperties"], root, path + ("x",), fixed)
+    for branch in schema.get("allOf", []) + schema.get("anyOf", []) + schema.get("oneOf", []):
+        yield from schema_keys(branch, root, path, fixed)
+    if "if" in schema:
+        const = {key: rule["const"] for key, rule in schema["if"].get("properties", {}).items()
+                 if "const" in rule}
+        yield from schema_keys(schema.get("then", {}), root, path,
+                               fixed + tuple((path, key, value) for key, value in const.items()))
+
+
+def misspelt(key: str) -> str:
+    """Two neighbouring letters swapped near the middle (task -> taks); a doubled last letter
+    for a key without two different neighbours."""
+    for i in range(max(len(key) // 2 - 1, 0), len(key) - 1):
+        if key[i] != key[i + 1]:
+            return key[:i] + key[i + 1] + key[i] + key[i + 2:]
+    return key + key[-1]
+
+
+def config_with(path, fixed, key) -> dict:
+    config = {}
+
+    def node(at):
+        here = config
+        for part in at:
+            here = here.setdefault(part, {})
+        return here
+    for at, name, value in fixed:
+        node(at)[name] = value
+    node(path)[key] = 1
+    return config
+
+
+def test_every_schema_key_misspelt_is_named_with_the_key_meant():
+    import yaml
+    from judgecal.data.config import check_keys
+    schema = yaml.safe_load(open(REPO / "config/schema/config.schema.yaml"))
+    cases = sorted(set(schema_keys(schema, schema)), key=str)
+    assert len(cases) > 300 and any(key == "task" and path[-1] == "columns"
+                                    for path, _, key in cases)
+    wrong = []
+    for path, fixed, key in cases:
+        typo = misspelt(key)
+        where = ".".join(map(str, path + (typo,)))
+        with pytest.raises(ValueError) as caught:
+            check_keys(config_with(path, fixed, typo), schema)
+        lines = str(caught.value).splitlines()
+        if not (len(lines) == 3 and
+                f"unknown key '{typo}' at {where}: did you mean '{key}'?" in lines[1]):
+            wrong.append((where, lines))
+    assert not wrong, wrong[:5]
