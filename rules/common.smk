@@ -71,7 +71,13 @@ wildcard_constraints:
 
 # Panel settings that choose analyses rather than describe the data: left out of the params of
 # the rules, so adding an analysis to a panel does not rerun its ingest or anything else.
-ANALYSIS_KEYS = ("analyses", "heldout_methods", "anchor_sample", "requirement_types")
+ANALYSIS_KEYS = (
+    "analyses",
+    "heldout_methods",
+    "verdict_threshold",
+    "anchor_sample",
+    "requirement_types",
+)
 # Keys only the rules that apply or extend a calibration read (they get them as params of their
 # own); `extends` stays in a panel's config where it is set (ingest combines the runs).
 CALIBRATION_KEYS = ("calibrator", "unseen", "extends")

@@ -14,7 +14,7 @@ it and logs the reason.
 
 Dawid-Skene needs binary verdicts, given as :class:`BinaryItems` (items x language x backbone
 annotators, plus the task of each item), built from the standard tables by :func:`run_items`
-(run level, "score == 100": the protocol) or :func:`requirement_items` (requirement level: the
+(run level, "score >= threshold", 100 by default: the protocol) or :func:`requirement_items` (requirement level: the
 paper's appendix).
 """
 from __future__ import annotations
@@ -44,6 +44,7 @@ class BinaryItems:
 
     labels: np.ndarray
     task: np.ndarray
+    threshold: float | None = None  # run verdicts: a run passes when its score reaches it
 
 
 def _binary_items(frame: pd.DataFrame, panel: Panel, item_keys: list[str], label: np.ndarray,
@@ -72,10 +73,12 @@ def _binary_items(frame: pd.DataFrame, panel: Panel, item_keys: list[str], label
     return BinaryItems(labels=labels.reshape(n_items, k, m), task=task)
 
 
-def run_items(runs: pd.DataFrame, panel: Panel, full_score: float = 100.0) -> BinaryItems:
-    """Run-level items ``(task, framework)`` with the verdict ``score == full_score`` (protocol)."""
-    label = np.isclose(runs["score"].to_numpy(float), full_score, rtol=0, atol=1e-9).astype(float)
-    return _binary_items(runs, panel, ["framework"], label, "run table")
+def run_items(runs: pd.DataFrame, panel: Panel, threshold: float = 100.0) -> BinaryItems:
+    """Run-level items ``(task, framework)`` with the verdict ``score >= threshold`` (the
+    protocol: 100, a run that passes every requirement, on a 0-100 pass-rate scale)."""
+    label = (runs["score"].to_numpy(float) >= threshold - 1e-9).astype(float)
+    items = _binary_items(runs, panel, ["framework"], label, "run table")
+    return BinaryItems(items.labels, items.task, float(threshold))
 
 
 def requirement_items(requirements: pd.DataFrame, panel: Panel) -> BinaryItems:
@@ -471,6 +474,12 @@ def dawid_skene_runs(ctx: HeldoutContext) -> np.ndarray:
     """Dawid-Skene, protocol: run-level items (task, framework), verdict "run score == 100"."""
     if ctx.runs is None:
         raise MethodUnavailable("no run table with frameworks was given (run-level verdicts)")
+    verdicts = ctx.runs.labels[np.isfinite(ctx.runs.labels)]
+    if len(verdicts) and verdicts.min() == verdicts.max():
+        raise MethodUnavailable(
+            f"every run is a {'pass' if verdicts[0] else 'fail'}: a run passes when its score "
+            f"reaches the verdict threshold {ctx.runs.threshold:g}, and Dawid-Skene needs both; "
+            "set the panel's `verdict_threshold` to a score of its scale (e.g. 10 on 1-10)")
     return dawid_skene_scores(ctx.runs, ctx.bootstrap)
 
 

@@ -437,6 +437,31 @@ def mixed_strata_error(source, tasks: list) -> InputError:
     return InputError(source, f"task(s) {tasks} have several strata", "one stratum per task")
 
 
+def empty_pairs(observed: np.ndarray, languages, backbones) -> tuple[list[tuple], str]:
+    """Language x backbone cells without any task (``observed[l, b]`` False), by their labels,
+    and the fixes that work: no estimator fills such a cell (beta is not identified there), so
+    only removing the languages or the backbones they are in (where at least two of each are
+    left) or judging the cells does."""
+    empty = ~np.asarray(observed, dtype=bool)
+    cells = [(languages[l], backbones[b]) for l, b in zip(*np.nonzero(empty))]
+    bad_languages = [languages[l] for l in np.flatnonzero(empty.any(axis=1))]
+    bad_backbones = [backbones[b] for b in np.flatnonzero(empty.any(axis=0))]
+    fixes = [f"remove the runs of language(s) {bad_languages}"
+             for _ in [0] if len(languages) - len(bad_languages) >= 2]
+    fixes += [f"remove the runs of backbone(s) {bad_backbones}"
+              for _ in [0] if len(backbones) - len(bad_backbones) >= 2]
+    fixes.append("have those cells judged")
+    return cells, ", or ".join(fixes)
+
+
+def empty_pairs_error(source, observed: np.ndarray, languages, backbones) -> InputError:
+    cells, fix = empty_pairs(observed, languages, backbones)
+    shown = ", ".join(f"({l}, {b})" for l, b in cells[:6]) + (", ..." if len(cells) > 6 else "")
+    return InputError(source, f"{len(cells)} language x backbone cell(s) have no run of any "
+                      f"task: {shown}; beta is not identified there, whatever the estimator "
+                      "or `missing` setting", fix)
+
+
 def panel_from_sums(n_runs: np.ndarray, total: np.ndarray, labels, source,
                     allow_missing_cells: bool = False, strata=lambda: None) -> Panel:
     """The panel of per-cell run counts and score sums ``(tasks, languages, backbones)``.
@@ -450,6 +475,8 @@ def panel_from_sums(n_runs: np.ndarray, total: np.ndarray, labels, source,
     with np.errstate(invalid="ignore", divide="ignore"):
         values = np.where(n_runs > 0, total / np.maximum(n_runs, 1), np.nan)
     empty = np.flatnonzero(n_runs == 0)
+    if len(empty) and not allow_missing_cells and not (n_runs > 0).any(axis=0).all():
+        raise empty_pairs_error(source, (n_runs > 0).any(axis=0), langs, bbs)
     if len(empty) and not allow_missing_cells:
         it, il, ib = np.unravel_index(empty, shape)
         cells = pd.DataFrame({"task": np.asarray(tasks)[it], "language": np.asarray(langs)[il],
