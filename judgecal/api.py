@@ -141,6 +141,7 @@ def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "langua
                                   score=score, framework=framework, languages=languages,
                                   backbones=backbones, score_range=score_range, missing=missing,
                                   source=source)
+    io.require_two_way(panel, source)  # before the R^2 fits, which need two of each too
     estimator_module = _module("cbc.estimator")
     r2 = (estimator_module.ols_r_squared(checked, estimator_module.TWO_WAY_TERMS),
           estimator_module.ols_r_squared(checked, estimator_module.FULL_TERMS))
