@@ -391,7 +391,7 @@ def test_exactly_additive_scores_calibrate_to_zero_beta():
 @st.composite
 def mutated_csv(draw) -> bytes:
     lines = seed_table().to_csv(index=False).splitlines()
-    for _ in range(draw(st.integers(1, 4))):
+    for _ in range(draw(st.integers(1, 3))):
         kind = draw(st.sampled_from(["cell", "drop_line", "copy_line", "drop_column", "header",
                                      "cut", "bytes", "keep_language"]))
         row = draw(st.integers(0, len(lines) - 1)) if lines else 0
