@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .data import io
+from .data import io, shape
 from .data.panel import Panel
 
 __all__ = ["Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "calibrate", "heldout",
@@ -141,7 +141,7 @@ def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "langua
                                   score=score, framework=framework, languages=languages,
                                   backbones=backbones, score_range=score_range, missing=missing,
                                   source=source)
-    io.require_two_way(panel, source)  # before the R^2 fits, which need two of each too
+    shape.require_two_way(panel, source)  # before the R^2 fits, which need two of each too
     estimator_module = _module("cbc.estimator")
     r2 = (estimator_module.ols_r_squared(checked, estimator_module.TWO_WAY_TERMS),
           estimator_module.ols_r_squared(checked, estimator_module.FULL_TERMS))
@@ -156,10 +156,10 @@ def calibrate_panel(panel: Panel, *, n_runs: int, r2: tuple[float, float],
     full) are known: the workflow's cbc step, with both from the streamed ingest
     (:mod:`judgecal.data.streaming`, ``inputs.json``), so the runs are not read again.
     A panel of one language or one backbone stops (:func:`judgecal.data.io.require_two_way`)."""
-    io.require_two_way(panel, source)
+    shape.require_two_way(panel, source)
     observed = np.isfinite(panel.values).any(axis=0)
     if not observed.all():
-        raise io.empty_pairs_error(source, observed, panel.languages, panel.backbones)
+        raise shape.empty_pairs_error(source, observed, panel.languages, panel.backbones)
     estimator_module, missing_module = _module("cbc.estimator"), _module("analyses.missing")
     estimate = missing_module.estimate_beta(panel.values, estimator)
     result = estimator_module.cbc_result(estimate.cell_means, estimate.beta)
@@ -243,7 +243,7 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
                                   score=score, framework=framework, languages=languages,
                                   backbones=backbones, score_range=score_range, missing=missing,
                                   source=source)
-    io.require_two_way(panel, source, "held-out rank consistency")
+    shape.require_two_way(panel, source, "held-out rank consistency")
     data = ({"runs": _module("analyses.baselines").run_items(checked, panel, verdict_threshold)}
             if run_verdicts else {})
     if requirements is not None:
@@ -296,7 +296,7 @@ def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, 
     _, panel = prepare_runs(runs, task=task, language=language, backbone=backbone, score=score,
                             framework=framework, languages=languages, backbones=backbones,
                             score_range=score_range, missing=missing, source=source)
-    io.require_two_way(panel, source, "rank reversal")
+    shape.require_two_way(panel, source, "rank reversal")
     module = _module("analyses.reversal")
     pairs = module.rank_reversal(panel, fdr)
     test = module.reversal_count_test(panel, permutations, seed)

@@ -21,7 +21,7 @@ from ..cbc.bootstrap import (
     task_bootstrap_chunks,
 )
 from ..cbc.estimator import double_center
-from ..data.io import empty_pairs
+from ..data.shape import empty_pairs
 from ..data.panel import Panel
 from .baselines import (
     METHODS,

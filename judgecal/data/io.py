@@ -22,7 +22,9 @@ import pandas as pd
 
 from .checksums import verify as verify_checksum
 from .errors import InputError, file_rows
+from .formats import is_spreadsheet, spreadsheet_error
 from .panel import Panel
+from .shape import empty_pairs_error
 
 RUN_KEYS = ["task", "language", "backbone", "framework"]
 RUN_COLUMNS = RUN_KEYS + ["score"]
@@ -59,44 +61,6 @@ def _csv_header(path: Path) -> tuple[list[str], str]:
     delimiter = max(DELIMITERS, key=first.count)  # ties go to the comma
     names = next(csv.reader([first], delimiter=delimiter))
     return [name.strip() for name in names], delimiter
-
-
-SPREADSHEET_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".xlsb", ".ods", ".numbers")
-
-
-def spreadsheet_error(path) -> InputError:
-    """Excel and other workbooks are not read (a workbook has sheets, merged cells and
-    formatted numbers; a table has one header and rows): say how to export one sheet."""
-    suffix = Path(path).suffix.lower()
-    kind = f"({suffix})" if suffix in SPREADSHEET_SUFFIXES else "(an Excel file, whatever its name)"
-    return InputError(path, f"is a spreadsheet workbook {kind}, which judgecal does not read",
-                      "a CSV, Parquet or JSON Lines table: export the sheet as CSV (Excel: File "
-                      "> Save As > 'CSV UTF-8 (Comma delimited) (*.csv)'; LibreOffice: Save As "
-                      "> 'Text CSV', character set UTF-8; or in Python with openpyxl installed: "
-                      "pandas.read_excel(path, sheet_name=0).to_csv('runs.csv', index=False)), "
-                      "then point the source at the .csv file")
-
-
-def is_spreadsheet(path) -> bool:
-    """A workbook by its suffix, or an .xlsx / .xls saved under another name (its signature)."""
-    path = Path(path)
-    if path.suffix.lower() in SPREADSHEET_SUFFIXES:
-        return True
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(8)
-    except OSError:
-        return False
-    if head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):  # OLE2: .xls
-        return True
-    if head.startswith(b"PK\x03\x04"):  # a zip: an .xlsx has its workbook under xl/
-        import zipfile
-        try:
-            with zipfile.ZipFile(path) as archive:
-                return any(name.startswith("xl/") for name in archive.namelist())
-        except zipfile.BadZipFile:
-            return False
-    return False
 
 
 def input_file(path, mapping: dict | None = None) -> tuple[Path, dict]:
@@ -437,31 +401,6 @@ def mixed_strata_error(source, tasks: list) -> InputError:
     return InputError(source, f"task(s) {tasks} have several strata", "one stratum per task")
 
 
-def empty_pairs(observed: np.ndarray, languages, backbones) -> tuple[list[tuple], str]:
-    """Language x backbone cells without any task (``observed[l, b]`` False), by their labels,
-    and the fixes that work: no estimator fills such a cell (beta is not identified there), so
-    only removing the languages or the backbones they are in (where at least two of each are
-    left) or judging the cells does."""
-    empty = ~np.asarray(observed, dtype=bool)
-    cells = [(languages[l], backbones[b]) for l, b in zip(*np.nonzero(empty))]
-    bad_languages = [languages[l] for l in np.flatnonzero(empty.any(axis=1))]
-    bad_backbones = [backbones[b] for b in np.flatnonzero(empty.any(axis=0))]
-    fixes = [f"remove the runs of language(s) {bad_languages}"
-             for _ in [0] if len(languages) - len(bad_languages) >= 2]
-    fixes += [f"remove the runs of backbone(s) {bad_backbones}"
-              for _ in [0] if len(backbones) - len(bad_backbones) >= 2]
-    fixes.append("have those cells judged")
-    return cells, ", or ".join(fixes)
-
-
-def empty_pairs_error(source, observed: np.ndarray, languages, backbones) -> InputError:
-    cells, fix = empty_pairs(observed, languages, backbones)
-    shown = ", ".join(f"({l}, {b})" for l, b in cells[:6]) + (", ..." if len(cells) > 6 else "")
-    return InputError(source, f"{len(cells)} language x backbone cell(s) have no run of any "
-                      f"task: {shown}; beta is not identified there, whatever the estimator "
-                      "or `missing` setting", fix)
-
-
 def panel_from_sums(n_runs: np.ndarray, total: np.ndarray, labels, source,
                     allow_missing_cells: bool = False, strata=lambda: None) -> Panel:
     """The panel of per-cell run counts and score sums ``(tasks, languages, backbones)``.
@@ -489,29 +428,6 @@ def panel_from_sums(n_runs: np.ndarray, total: np.ndarray, labels, source,
                          cells.set_axis(range(1, len(cells) + 1)), rows_caption="missing cells")
     return Panel(values, tuple(tasks), tuple(langs), tuple(bbs), strata=strata(),
                  n_runs=n_runs)
-
-
-def require_two_way(panel: Panel, source, what: str = "CBC") -> None:
-    """Stop, saying what can still be run, unless the panel has two languages and two backbones.
-
-    beta is what is left of the language x backbone table of means after each language's and
-    each backbone's mean is removed: with one language (or one backbone) there is nothing left,
-    and the radius and the rankings within languages have no meaning."""
-    k, m = len(panel.languages), len(panel.backbones)
-    if k >= 2 and m >= 2:
-        return
-    def count(n, axis, labels):
-        named = ", ".join(labels[:3]) + (", ..." if n > 3 else "")
-        return f"{n} {axis}{'' if n == 1 else 's'} ({named})"
-    raise InputError(source, f"has {count(k, 'language', panel.languages)} and "
-                     f"{count(m, 'backbone', panel.backbones)}: {what} needs at least 2 "
-                     "languages and at least 2 backbones (the language x backbone interaction "
-                     "is zero by definition on a single language or backbone)",
-                     "runs of the same tasks in at least 2 languages, each judged by at least "
-                     "2 backbones. What still runs on this panel: the raw mean score of each "
-                     "backbone in each language (Python: judgecal.prepare_runs(runs) gives the "
-                     "task-level panel; workflow: snakemake --cores 2 "
-                     "results/<panel>/cell_means.csv)")
 
 
 def load_preference_margins(files: dict, source_dir, columns: dict | None = None) -> pd.DataFrame:

@@ -33,6 +33,7 @@ import pandas as pd
 from . import io
 from .checksums import verify as verify_checksum
 from .errors import InputError
+from .formats import SPREADSHEET_SUFFIXES, is_spreadsheet, spreadsheet_error
 from .streaming import BATCH_ROWS, iter_table, scan_runs
 from .streaming.checks import SOURCE_CAPTION
 from .streaming.codes import stripped_labels
@@ -124,7 +125,7 @@ def source_files(value, base_dir=None) -> list[Path]:
             matched = [p for p in full.rglob("*") if p.is_file() and _table_file(
                 p.relative_to(full), spec.get("format"))]
             problem = "is a folder without CSV, Parquet, JSON Lines or JSON files"
-            if any(p.suffix.lower() in io.SPREADSHEET_SUFFIXES for p in full.rglob("*")):
+            if any(p.suffix.lower() in SPREADSHEET_SUFFIXES for p in full.rglob("*")):
                 problem += " (it has spreadsheet workbooks, which are not read: export them " \
                            "as CSV)"
         else:
@@ -233,8 +234,8 @@ class SourceReader:
 
     def kind(self, path: Path) -> str:
         kind = self.spec.get("format") or SUFFIXES.get(path.suffix.lower())
-        if kind is None and io.is_spreadsheet(path):
-            raise io.spreadsheet_error(path)
+        if kind is None and is_spreadsheet(path):
+            raise spreadsheet_error(path)
         if kind is None:
             raise InputError(path, f"has the unknown suffix '{path.suffix}'",
                              f"one of {sorted(SUFFIXES)}, or the source's `format`")
