@@ -388,6 +388,17 @@ def test_exactly_additive_scores_calibrate_to_zero_beta():
     assert result.summary["tasks_for_radius_below_half_max_beta"] is None
 
 
+@pytest.mark.parametrize("first", ["null", "[1, 2]", "7"])
+def test_a_json_lines_file_starting_with_a_non_record_names_the_line(tmp_path, first):
+    """The fuzz test's second find: pyarrow's JSON reader crashed the process (SIGSEGV) on a
+    first line `null`; such a file is read by the Python reader, which names the line."""
+    path = tmp_path / "runs.jsonl"
+    records = "\n".join(json.dumps(r) for r in seed_table().to_dict("records"))
+    path.write_text(f"{first}\n{records}\n")
+    message = error_of(judgecal.read_runs, path)
+    assert f"{path}: line 1 is a JSON " in message and "not an object" in message
+
+
 @st.composite
 def mutated_csv(draw) -> bytes:
     lines = seed_table().to_csv(index=False).splitlines()
