@@ -155,11 +155,10 @@ def calibrate_panel(panel: Panel, *, n_runs: int, r2: tuple[float, float],
     """:func:`calibrate` on a task-level panel whose run count and run-level R^2 (two-way,
     full) are known: the workflow's cbc step, with both from the streamed ingest
     (:mod:`judgecal.data.streaming`, ``inputs.json``), so the runs are not read again.
-    A panel of one language or one backbone stops (:func:`judgecal.data.io.require_two_way`)."""
+    A panel of one language or one backbone, or with a language x backbone cell without any
+    task, stops naming them (:mod:`judgecal.data.shape`)."""
     shape.require_two_way(panel, source)
-    observed = np.isfinite(panel.values).any(axis=0)
-    if not observed.all():
-        raise shape.empty_pairs_error(source, observed, panel.languages, panel.backbones)
+    shape.require_pairs(panel, source)
     estimator_module, missing_module = _module("cbc.estimator"), _module("analyses.missing")
     estimate = missing_module.estimate_beta(panel.values, estimator)
     result = estimator_module.cbc_result(estimate.cell_means, estimate.beta)

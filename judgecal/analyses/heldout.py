@@ -21,8 +21,8 @@ from ..cbc.bootstrap import (
     task_bootstrap_chunks,
 )
 from ..cbc.estimator import double_center
-from ..data.shape import empty_pairs
 from ..data.panel import Panel
+from ..data.shape import empty_pairs, named_pairs
 from .baselines import (
     METHODS,
     BinaryItems,
@@ -159,10 +159,8 @@ def undefined_reason(panel: Panel) -> str:
     observed = np.isfinite(panel.values).any(axis=0)
     if not observed.all():
         cells, fix = empty_pairs(observed, panel.languages, panel.backbones)
-        shown = ", ".join(f"({l}, {b})" for l, b in cells[:4]) + (", ..." if len(cells) > 4
-                                                                  else "")
-        return (f"no defined tau: language x backbone cell(s) {shown} have no task, where this "
-                f"method has no value ({fix})")
+        return (f"no defined tau: language x backbone cell(s) {named_pairs(cells, 4)} have no "
+                f"task, where this method has no value ({fix})")
     return ("no defined tau in any replicate: in every out-of-bag sample a language's scores "
             "are missing or all equal")
 

@@ -12,6 +12,9 @@ from __future__ import annotations
 import copy
 import difflib
 
+from .errors import InputError
+from .io import check_score_range
+
 # Collections a user replaces as a whole (their entries are names, not settings to fill in).
 COLLECTIONS = ("panels", "scenarios", "groups", "per_stratum", "files", "variant_texts",
                "columns", "endpoints")
@@ -157,8 +160,6 @@ def panel_problems(panels: dict) -> list[str]:
     """Settings of panels that pass the schema but could never run, each as one readable line:
     a ``score_range`` whose low is not below its high would reject every score after the
     whole table was read, so it is named at start-up instead."""
-    from .errors import InputError
-    from .io import check_score_range
     problems = []
     for name, panel in panels.items():
         try:

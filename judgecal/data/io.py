@@ -414,8 +414,9 @@ def panel_from_sums(n_runs: np.ndarray, total: np.ndarray, labels, source,
     with np.errstate(invalid="ignore", divide="ignore"):
         values = np.where(n_runs > 0, total / np.maximum(n_runs, 1), np.nan)
     empty = np.flatnonzero(n_runs == 0)
-    if len(empty) and not allow_missing_cells and not (n_runs > 0).any(axis=0).all():
-        raise empty_pairs_error(source, (n_runs > 0).any(axis=0), langs, bbs)
+    observed_pairs = (n_runs > 0).any(axis=0)  # a pair without any task: `omit` cannot help
+    if len(empty) and not allow_missing_cells and not observed_pairs.all():
+        raise empty_pairs_error(source, observed_pairs, langs, bbs)
     if len(empty) and not allow_missing_cells:
         it, il, ib = np.unravel_index(empty, shape)
         cells = pd.DataFrame({"task": np.asarray(tasks)[it], "language": np.asarray(langs)[il],

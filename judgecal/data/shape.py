@@ -30,12 +30,24 @@ def empty_pairs(observed: np.ndarray, languages, backbones) -> tuple[list[tuple]
     return cells, ", or ".join(fixes)
 
 
+def named_pairs(cells: list[tuple], limit: int = 6) -> str:
+    """``(en, gpt), (de, gpt), ...``: the first ``limit`` cells by their labels."""
+    return ", ".join(f"({l}, {b})" for l, b in cells[:limit]) + (
+        ", ..." if len(cells) > limit else "")
+
+
 def empty_pairs_error(source, observed: np.ndarray, languages, backbones) -> InputError:
     cells, fix = empty_pairs(observed, languages, backbones)
-    shown = ", ".join(f"({l}, {b})" for l, b in cells[:6]) + (", ..." if len(cells) > 6 else "")
     return InputError(source, f"{len(cells)} language x backbone cell(s) have no run of any "
-                      f"task: {shown}; beta is not identified there, whatever the estimator "
-                      "or `missing` setting", fix)
+                      f"task: {named_pairs(cells)}; beta is not identified there, whatever the "
+                      "estimator or `missing` setting", fix)
+
+
+def require_pairs(panel: Panel, source) -> None:
+    """Stop, naming them and the fixes that work, if language x backbone cells have no task."""
+    observed = np.isfinite(panel.values).any(axis=0)
+    if not observed.all():
+        raise empty_pairs_error(source, observed, panel.languages, panel.backbones)
 
 
 def require_two_way(panel: Panel, source, what: str = "CBC") -> None:
