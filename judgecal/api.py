@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .data import io
+from .data import io, shape
 from .data.panel import Panel
 
 __all__ = ["Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "calibrate", "heldout",
@@ -141,17 +141,24 @@ def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "langua
                                   score=score, framework=framework, languages=languages,
                                   backbones=backbones, score_range=score_range, missing=missing,
                                   source=source)
+    shape.require_two_way(panel, source)  # before the R^2 fits, which need two of each too
     estimator_module = _module("cbc.estimator")
     r2 = (estimator_module.ols_r_squared(checked, estimator_module.TWO_WAY_TERMS),
           estimator_module.ols_r_squared(checked, estimator_module.FULL_TERMS))
-    return calibrate_panel(panel, n_runs=len(checked), r2=r2, estimator=estimator, eps=eps)
+    return calibrate_panel(panel, n_runs=len(checked), r2=r2, estimator=estimator, eps=eps,
+                           source=source)
 
 
 def calibrate_panel(panel: Panel, *, n_runs: int, r2: tuple[float, float],
-                    estimator: str | None = None, eps: float = 0.05) -> Calibration:
+                    estimator: str | None = None, eps: float = 0.05,
+                    source="panel") -> Calibration:
     """:func:`calibrate` on a task-level panel whose run count and run-level R^2 (two-way,
     full) are known: the workflow's cbc step, with both from the streamed ingest
-    (:mod:`judgecal.data.streaming`, ``inputs.json``), so the runs are not read again."""
+    (:mod:`judgecal.data.streaming`, ``inputs.json``), so the runs are not read again.
+    A panel of one language or one backbone, or with a language x backbone cell without any
+    task, stops naming them (:mod:`judgecal.data.shape`)."""
+    shape.require_two_way(panel, source)
+    shape.require_pairs(panel, source)
     estimator_module, missing_module = _module("cbc.estimator"), _module("analyses.missing")
     estimate = missing_module.estimate_beta(panel.values, estimator)
     result = estimator_module.cbc_result(estimate.cell_means, estimate.beta)
@@ -194,10 +201,10 @@ def calibrate_panel(panel: Panel, *, n_runs: int, r2: tuple[float, float],
 class Heldout:
     """Held-out cross-task rank consistency (the workflow's ``heldout/`` outputs).
 
-    ``tau``: method, mean, ci_low, ci_high, full_fit, n_replicates (Table 2); ``replicates``:
-    replicate, method, tau; ``paired``: every method against ``reference`` over the same
-    replicates; ``skipped``: requested methods the data cannot support (e.g. Dawid-Skene
-    without binary verdicts).
+    ``tau``: method, mean, ci_low, ci_high, full_fit, n_replicates, reason (Table 2; reason:
+    why a method has no value, "" where it has one); ``replicates``: replicate, method, tau;
+    ``paired``: every method against ``reference`` over the same replicates; ``skipped``:
+    requested methods the data cannot support (e.g. Dawid-Skene without binary verdicts).
     """
 
     tau: pd.DataFrame
@@ -214,7 +221,7 @@ class Heldout:
 
 def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: int = 7,
             reference: str = "CBC", requirements: pd.DataFrame | None = None,
-            run_verdicts: bool = True, task: str = "task", language: str = "language",
+            run_verdicts: bool = True, verdict_threshold: float = 100.0, task: str = "task", language: str = "language",
             backbone: str = "backbone", score: str = "score", framework: str = "framework",
             languages=None, backbones=None, score_range=None, missing: str = "error",
             source="runs") -> Heldout:
@@ -224,15 +231,20 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
     method gives on the out-of-bag cell means (CBC paper, section 5; docs/methods.md section 2; the
     protocol's stream ``default_rng(seed)``). ``methods``: names of
     :data:`judgecal.analyses.baselines.METHODS` (None: all). Dawid-Skene uses run verdicts
-    ``score == 100`` (``run_verdicts=False`` for scores that are not pass rates) and, for its
+    ``score >= verdict_threshold`` (default 100, the protocol's "run score 100" on a 0-100
+    pass-rate scale; ``run_verdicts=False`` for scores that are not pass rates) and, for its
     requirement variant, ``requirements`` (task, language, backbone, framework, requirement_id,
-    satisfied; renamed with the same column arguments).
+    satisfied; renamed with the same column arguments). A method that cannot run on the panel,
+    or whose tau is undefined in every replicate, keeps its row in ``tau`` with NaN values and
+    its ``reason`` (logged; listed in ``skipped`` when it could not run).
     """
     checked, panel = prepare_runs(runs, task=task, language=language, backbone=backbone,
                                   score=score, framework=framework, languages=languages,
                                   backbones=backbones, score_range=score_range, missing=missing,
                                   source=source)
-    data = {"runs": checked} if run_verdicts else {}
+    shape.require_two_way(panel, source, "held-out rank consistency")
+    data = ({"runs": _module("analyses.baselines").run_items(checked, panel, verdict_threshold)}
+            if run_verdicts else {})
     if requirements is not None:
         table = io.rename_columns(requirements, {"task": task, "language": language,
                                                  "backbone": backbone, "framework": framework})
@@ -242,9 +254,8 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
     methods = None if methods is None else list(methods)
     table = module.heldout_replicates(panel, methods, replicates, seed, **data)
     full_fit = module.full_fit_tau(panel, methods, seed, **data)
-    tau = module.summarise_tau(table, full_fit)
-    requested = list(methods) if methods is not None else list(_module("analyses.baselines").METHODS)
-    skipped = tuple(name for name in requested if name not in set(tau["method"]))
+    tau = module.summarise_tau(table, full_fit, panel)
+    skipped = tuple(full_fit.loc[full_fit["reason"] != "", "method"])
     return Heldout(tau=tau, replicates=table, paired=module.paired_comparison(table, reference),
                    skipped=skipped)
 
@@ -284,6 +295,7 @@ def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, 
     _, panel = prepare_runs(runs, task=task, language=language, backbone=backbone, score=score,
                             framework=framework, languages=languages, backbones=backbones,
                             score_range=score_range, missing=missing, source=source)
+    shape.require_two_way(panel, source, "rank reversal")
     module = _module("analyses.reversal")
     pairs = module.rank_reversal(panel, fdr)
     test = module.reversal_count_test(panel, permutations, seed)

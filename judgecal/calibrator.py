@@ -187,7 +187,7 @@ class Calibrator:
                                       backbones=self.backbones, score_range=self.score_range,
                                       missing=self.missing, source=source)
         result = calibrate_panel(panel, n_runs=len(checked), r2=(math.nan, math.nan),
-                                 estimator=self.estimator)
+                                 estimator=self.estimator, source=source)
         beta = result.beta.copy()
         beta["n_runs"] = panel.n_runs.sum(axis=0).ravel().astype(np.int64)
         beta["n_tasks"] = np.isfinite(panel.values).sum(axis=0).ravel().astype(np.int64)

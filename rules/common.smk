@@ -3,7 +3,7 @@ from pathlib import Path
 
 import yaml
 
-from judgecal.data.config import check_keys, fill_defaults
+from judgecal.data.config import check_keys, fill_defaults, panel_problems
 
 
 def workflow_yaml(relative):
@@ -73,7 +73,13 @@ wildcard_constraints:
 
 # Panel settings that choose analyses rather than describe the data: left out of the params of
 # the rules, so adding an analysis to a panel does not rerun its ingest or anything else.
-ANALYSIS_KEYS = ("analyses", "heldout_methods", "anchor_sample", "requirement_types")
+ANALYSIS_KEYS = (
+    "analyses",
+    "heldout_methods",
+    "verdict_threshold",
+    "anchor_sample",
+    "requirement_types",
+)
 # Keys only the rules that apply or extend a calibration read (they get them as params of their
 # own); `extends` stays in a panel's config where it is set (ingest combines the runs).
 CALIBRATION_KEYS = ("calibrator", "unseen", "extends")
@@ -176,7 +182,14 @@ REFITTING_ANALYSES = (
 
 
 def check_analyses():
-    """Stop at start-up, naming panel, analysis and reason, if a panel lists one it cannot run."""
+    """Stop at start-up, naming panel, analysis and reason, if a panel lists one it cannot run
+    (or has a setting it could never run with, such as a reversed score_range)."""
+    settings = panel_problems(PANELS)
+    if settings:
+        raise ValueError(
+            "the config has panel settings no run can use (nothing was run):\n"
+            + "\n".join(settings)
+        )
     problems = [
         f"  panel '{name}': analysis '{analysis}' {problem}"
         for name, panel in PANELS.items()

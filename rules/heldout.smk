@@ -26,6 +26,7 @@ rule heldout:
         settings=config["heldout"],
         methods=lambda wc: PANELS[wc.panel]["heldout_methods"]
         or config["heldout"]["methods"],
+        verdict_threshold=lambda wc: PANELS[wc.panel]["verdict_threshold"],
     script:
         "../workflow_scripts/heldout.py"
 

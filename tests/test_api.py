@@ -211,8 +211,11 @@ def test_heldout_cmi_and_judge_ls_results():
     runs = simulate_panel(seed=6, n_tasks=15, n_languages=3, n_backbones=3, n_frameworks=2).runs
     held = judgecal.heldout(runs, methods=["Raw", "CBC", "Dawid-Skene (requirement)"],
                             replicates=30, seed=1)
-    assert list(held.tau["method"]) == ["Raw", "CBC"]
+    # a method the data cannot support keeps its row, with the reason (issue 28)
+    assert list(held.tau["method"]) == ["Raw", "CBC", "Dawid-Skene (requirement)"]
     assert held.skipped == ("Dawid-Skene (requirement)",)
+    assert held.tau["reason"].tolist()[:2] == ["", ""]
+    assert held.tau["reason"].iloc[2].startswith("not run: no requirement table")
     assert (held.tau.set_index("method").loc["CBC", "full_fit"]) == 1.0
     cmi = judgecal.cmi_test(runs, permutations=12, shards=3, seed=2)
     assert len(cmi.null) == 24 and set(cmi.null["shard"]) == {0, 1, 2}

@@ -15,7 +15,8 @@ def main(smk):
     settings = smk.params.panel
     result = judgecal.api.calibrate_panel(
         panel, n_runs=manifest["n_runs"], r2=(manifest["r2_two_way"], manifest["r2_full"]),
-        estimator=settings["estimator"], eps=smk.params.eps)
+        estimator=settings["estimator"], eps=smk.params.eps,
+        source=f"panel '{smk.wildcards.panel}' ({smk.input.tensor})")
     log.info("%s", result.summary["estimator_note"])
     write_csv(result.beta, smk.output.beta)
     write_csv(result.beta_weighted, smk.output.beta_weighted)

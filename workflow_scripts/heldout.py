@@ -20,10 +20,12 @@ def main(smk):
     result = judgecal.heldout(runs, methods=smk.params.methods,
                               replicates=settings["replicates"], seed=settings["seed"],
                               reference=settings["reference"], requirements=requirements,
-                              run_verdicts=with_runs, languages=panel.languages,
+                              run_verdicts=with_runs,
+                              verdict_threshold=smk.params.verdict_threshold,
+                              languages=panel.languages,
                               backbones=panel.backbones, missing="omit",  # ingest applied it
                               source=smk.input.runs if with_runs else smk.input.tensor)
-    if result.skipped:
+    if result.skipped:  # each with its reason (logged, and in tau.csv's reason column)
         log.warning("methods skipped (the panel lacks the data they need): %s",
                     sorted(result.skipped))
     log.info("\n%s", result.tau.to_string(index=False))

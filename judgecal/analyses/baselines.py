@@ -14,8 +14,8 @@ it and logs the reason.
 
 Dawid-Skene needs binary verdicts, given as :class:`BinaryItems` (items x language x backbone
 annotators, plus the task of each item), built from the standard tables by :func:`run_items`
-(run level, "score == 100": the protocol) or :func:`requirement_items` (requirement level: the
-paper's appendix).
+(run level, "score >= threshold", 100 by default: the protocol) or :func:`requirement_items`
+(requirement level: the paper's appendix); both live in :mod:`judgecal.analyses.verdicts`.
 """
 from __future__ import annotations
 
@@ -28,61 +28,8 @@ import scipy.special
 from ..cbc.bootstrap import TaskBootstrap, weighted_cell_means
 from ..cbc.estimator import double_center, double_center_weighted
 from ..data.panel import Panel
-
-
-class MethodUnavailable(Exception):
-    """A method cannot run on this panel (for example Dawid-Skene without binary verdicts)."""
-
-
-@dataclass(frozen=True)
-class BinaryItems:
-    """Binary verdicts for Dawid-Skene: ``labels[i, l, b]`` in {0, 1} (NaN = no verdict).
-
-    Items are the units the annotators ``(language, backbone)`` judge (a run ``(task,
-    framework)``, or a requirement of a run); ``task[i]`` indexes the item's task in the panel.
-    """
-
-    labels: np.ndarray
-    task: np.ndarray
-
-
-def _binary_items(frame: pd.DataFrame, panel: Panel, item_keys: list[str], label: np.ndarray,
-                  what: str) -> BinaryItems:
-    """Items x annotators array from a long table with task, language, backbone + item keys."""
-    codes = {}
-    for axis, labels in (("task", panel.tasks), ("language", panel.languages),
-                         ("backbone", panel.backbones)):
-        codes[axis] = pd.Index(labels).get_indexer(frame[axis].astype(str))
-        unknown = codes[axis] < 0
-        if unknown.any():
-            values = sorted(set(frame.loc[unknown, axis].astype(str)))[:5]
-            raise ValueError(f"{what}: {axis}(s) {values} are not in the panel")
-    keys = frame[item_keys].astype(str).assign(task=codes["task"])
-    item_code = keys.groupby(["task"] + item_keys, sort=True).ngroup().to_numpy()
-    n_items = int(item_code.max()) + 1 if len(item_code) else 0
-    k, m = len(panel.languages), len(panel.backbones)
-    annotator = codes["language"] * m + codes["backbone"]
-    flat = item_code * (k * m) + annotator
-    if len(np.unique(flat)) != len(flat):
-        raise ValueError(f"{what}: more than one verdict for some item x language x backbone")
-    labels = np.full(n_items * k * m, np.nan)
-    labels[flat] = label
-    task = np.zeros(n_items, dtype=np.int64)
-    task[item_code] = codes["task"]
-    return BinaryItems(labels=labels.reshape(n_items, k, m), task=task)
-
-
-def run_items(runs: pd.DataFrame, panel: Panel, full_score: float = 100.0) -> BinaryItems:
-    """Run-level items ``(task, framework)`` with the verdict ``score == full_score`` (protocol)."""
-    label = np.isclose(runs["score"].to_numpy(float), full_score, rtol=0, atol=1e-9).astype(float)
-    return _binary_items(runs, panel, ["framework"], label, "run table")
-
-
-def requirement_items(requirements: pd.DataFrame, panel: Panel) -> BinaryItems:
-    """Requirement-level items ``(task, framework, requirement_id)`` with verdict ``satisfied``."""
-    label = pd.to_numeric(requirements["satisfied"]).to_numpy(float)
-    return _binary_items(requirements, panel, ["framework", "requirement_id"], label,
-                         "requirement table")
+# the verdict builders are re-exported: method authors and the held-out step find them here
+from .verdicts import BinaryItems, MethodUnavailable, requirement_items, run_items  # noqa: F401
 
 
 @dataclass(frozen=True)
@@ -471,6 +418,12 @@ def dawid_skene_runs(ctx: HeldoutContext) -> np.ndarray:
     """Dawid-Skene, protocol: run-level items (task, framework), verdict "run score == 100"."""
     if ctx.runs is None:
         raise MethodUnavailable("no run table with frameworks was given (run-level verdicts)")
+    verdicts = ctx.runs.labels[np.isfinite(ctx.runs.labels)]
+    if len(verdicts) and verdicts.min() == verdicts.max():
+        raise MethodUnavailable(
+            f"every run is a {'pass' if verdicts[0] else 'fail'}: a run passes when its score "
+            f"reaches the verdict threshold {ctx.runs.threshold:g}, and Dawid-Skene needs both; "
+            "set the panel's `verdict_threshold` to a score of its scale (e.g. 10 on 1-10)")
     return dawid_skene_scores(ctx.runs, ctx.bootstrap)
 
 

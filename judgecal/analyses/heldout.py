@@ -22,6 +22,7 @@ from ..cbc.bootstrap import (
 )
 from ..cbc.estimator import double_center
 from ..data.panel import Panel
+from ..data.shape import empty_pairs, named_pairs
 from .baselines import (
     METHODS,
     BinaryItems,
@@ -68,8 +69,10 @@ def _check_panel(panel: Panel) -> None:
                          f"the panel is {n} x {k} x {m}")
 
 
-def _method_taus(ctx: HeldoutContext, methods: dict) -> dict[str, np.ndarray]:
-    """Per-replicate tau of every method that can run; unavailable ones are logged and skipped."""
+def _method_taus(ctx: HeldoutContext, methods: dict, reasons: dict | None = None
+                 ) -> dict[str, np.ndarray]:
+    """Per-replicate tau of every method that can run; unavailable ones are logged and skipped
+    (their reason stored in ``reasons`` when given)."""
     taus = {}
     expected = ctx.M_ev.shape
     for name, method in methods.items():
@@ -77,6 +80,8 @@ def _method_taus(ctx: HeldoutContext, methods: dict) -> dict[str, np.ndarray]:
             matrix = method(ctx)
         except MethodUnavailable as reason:
             log.warning("skipping method %s: %s", name, reason)
+            if reasons is not None:
+                reasons[name] = f"not run: {reason}"
             continue
         if matrix.shape != expected:
             raise ValueError(f"method {name} returned shape {matrix.shape}, expected {expected}")
@@ -132,7 +137,8 @@ def heldout_replicates(panel: Panel, methods=None, n_replicates: int = 1000, see
 
 def full_fit_tau(panel: Panel, methods=None, seed: int = 7, runs=None,
                  requirements=None) -> pd.DataFrame:
-    """In-sample tau (columns method, full_fit): every task is both training and evaluation.
+    """In-sample tau (columns method, full_fit, reason): every task is both training and
+    evaluation. A method that cannot run on the panel has a row with its reason (else "").
 
     A sanity check, not a generalisation estimate (published: Raw 0.629, CBC 1.000).
     """
@@ -140,13 +146,31 @@ def full_fit_tau(panel: Panel, methods=None, seed: int = 7, runs=None,
     ctx = HeldoutContext.build(panel, TaskBootstrap.full_fit(panel.shape[0]), seed,
                                runs=_items(runs, run_items, panel),
                                requirements=_items(requirements, requirement_items, panel))
-    taus = _method_taus(ctx, _methods(methods))
-    return pd.DataFrame({"method": list(taus), "full_fit": [float(t[0]) for t in taus.values()]})
+    active, reasons = _methods(methods), {}
+    taus = _method_taus(ctx, active, reasons)
+    return pd.DataFrame({"method": list(active),
+                         "full_fit": [float(taus[name][0]) if name in taus else np.nan
+                                      for name in active],
+                         "reason": [reasons.get(name, "") for name in active]})
 
 
-def summarise_tau(replicates: pd.DataFrame, full_fit: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per method: mean, 2.5/97.5 percentiles (linear) of tau over replicates, full-fit tau and
-    the number of replicates with a defined tau (NaN replicates are left out)."""
+def undefined_reason(panel: Panel) -> str:
+    """Why a method that ran has no defined tau in any replicate, as far as the panel tells."""
+    observed = np.isfinite(panel.values).any(axis=0)
+    if not observed.all():
+        cells, fix = empty_pairs(observed, panel.languages, panel.backbones)
+        return (f"no defined tau: language x backbone cell(s) {named_pairs(cells, 4)} have no "
+                f"task, where this method has no value ({fix})")
+    return ("no defined tau in any replicate: in every out-of-bag sample a language's scores "
+            "are missing or all equal")
+
+
+def summarise_tau(replicates: pd.DataFrame, full_fit: pd.DataFrame | None = None,
+                  panel: Panel | None = None) -> pd.DataFrame:
+    """Per method: mean, 2.5/97.5 percentiles (linear) of tau over replicates, full-fit tau,
+    the number of replicates with a defined tau (NaN replicates are left out) and ``reason``:
+    why a method has no value (it cannot run on the panel, or its tau is undefined in every
+    replicate; logged), "" where it has one. Methods in ``full_fit``'s order."""
     rows = []
     for method, tau in replicates.groupby("method", sort=False)["tau"]:
         tau = tau.to_numpy(float)
@@ -156,8 +180,21 @@ def summarise_tau(replicates: pd.DataFrame, full_fit: pd.DataFrame | None = None
                      "ci_low": low, "ci_high": high, "n_replicates": len(tau)})
     summary = pd.DataFrame(rows, columns=["method", "mean", "ci_low", "ci_high", "n_replicates"])
     fit = full_fit if full_fit is not None else pd.DataFrame({"method": [], "full_fit": []})
-    summary = summary.merge(fit[["method", "full_fit"]], on="method", how="left")
-    return summary[["method", "mean", "ci_low", "ci_high", "full_fit", "n_replicates"]]
+    if "reason" not in fit:
+        fit = fit.assign(reason="")
+    summary = fit[["method", "full_fit", "reason"]].merge(summary, on="method", how="outer",
+                                                          sort=False)
+    order = list(fit["method"]) + [m for m in summary["method"] if m not in set(fit["method"])]
+    summary = summary.set_index("method").loc[order].reset_index()
+    summary["n_replicates"] = summary["n_replicates"].fillna(0).astype(np.int64)
+    summary["reason"] = summary["reason"].fillna("")
+    undefined = (summary["n_replicates"] == 0) & (summary["reason"] == "")
+    if undefined.any():
+        summary.loc[undefined, "reason"] = (undefined_reason(panel) if panel is not None else
+                                            "no defined tau in any replicate")
+    for row in summary.loc[summary["reason"] != ""].itertuples():
+        log.warning("held-out tau of %s: %s", row.method, row.reason)
+    return summary[["method", "mean", "ci_low", "ci_high", "full_fit", "n_replicates", "reason"]]
 
 
 def paired_comparison(replicates: pd.DataFrame, reference: str = "CBC") -> pd.DataFrame:

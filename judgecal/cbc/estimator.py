@@ -77,11 +77,14 @@ def finite_sample_radius(sigma: float, n_tasks: int, n_languages: int, n_backbon
 
 
 def tasks_for_radius(sigma: float, target: float, n_languages: int, n_backbones: int,
-                     eps: float) -> int:
+                     eps: float) -> int | None:
     """Smallest number of tasks whose finite-sample radius is below ``target``.
 
     The paper's power statement: the radius falls below max|beta| / 2 from n = 52 on devai.
+    None when ``target`` is 0 (scores exactly additive, beta = 0: no radius is below it).
     """
+    if not target > 0:
+        return None
     unit = finite_sample_radius(sigma, 1, n_languages, n_backbones, eps)  # r(n) = unit / sqrt(n)
     n = int(np.floor((unit / target) ** 2)) + 1
     return max(n, 1)
@@ -184,7 +187,10 @@ def ols_r_squared(runs: pd.DataFrame, terms: list[tuple[str, ...]], score: str =
             break
     else:
         raise RuntimeError(f"R^2 projections did not converge in {max_sweeps} sweeps")
-    return 1.0 - float(resid @ resid) / float(((y - y.mean()) ** 2).sum())
+    total = float(((y - y.mean()) ** 2).sum())
+    if not total > 0:  # constant scores: nothing to explain, R^2 undefined
+        return float("nan")
+    return 1.0 - float(resid @ resid) / total
 
 
 TWO_WAY_TERMS = [("task",), ("backbone",), ("language",), ("framework",), ("backbone", "language")]
@@ -245,6 +251,6 @@ def r_squared_from_stats(n_tlb, sum_tlb, n_tlf, n_lbf, sum_f, sum_sq: float, shi
         raise RuntimeError(f"R^2 projections did not converge in {max_sweeps} sweeps")
     explained = float((s_tl * a).sum() + (s_lb * c).sum() + (s_f * d).sum())
     total = sum_sq - s_f.sum() ** 2 / n
-    if not total > 0:  # constant scores: nothing to explain (ols_r_squared gives 0/0 = NaN)
+    if not total > 0:  # constant scores: nothing to explain (NaN, as ols_r_squared)
         return float("nan")
     return 1.0 - (sum_sq - explained) / total

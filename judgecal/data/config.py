@@ -12,6 +12,9 @@ from __future__ import annotations
 import copy
 import difflib
 
+from .errors import InputError
+from .io import check_score_range
+
 # Collections a user replaces as a whole (their entries are names, not settings to fill in).
 COLLECTIONS = ("panels", "scenarios", "groups", "per_stratum", "files", "variant_texts",
                "columns", "endpoints")
@@ -81,11 +84,14 @@ def _unknown(instance, schema: dict, root: dict, where: str) -> list[str]:
         return []
     schema = _resolve(schema, root)
     properties, extra = _declared(schema, instance, root)
-    strict = (schema.get("additionalProperties") is False
-              or schema.get("unevaluatedProperties") is False
-              or _strict_alternatives(schema, root))
+    strict = _strict(schema, root)
     problems = []
     prefix = f"{where}." if where else ""
+    names = _resolve(schema.get("propertyNames", {}), root).get("enum")
+    if names is not None:  # a mapping whose keys come from a fixed set (a panel's `columns`)
+        problems += [f"  unknown key '{key}' at {prefix}{key}: {_hint(key, names, 'one of')}"
+                     for key in instance if key not in names]
+        instance = {key: value for key, value in instance.items() if key in names}
     for key, rule in properties.items():
         rule = _resolve(rule, root)
         value = instance.get(key)
@@ -108,6 +114,19 @@ def _unknown(instance, schema: dict, root: dict, where: str) -> list[str]:
             problems.append(f"  unknown key '{key}' at {prefix}{key}: "
                             f"{_hint(key, properties, 'valid keys here')}")
     return problems
+
+
+def _strict(schema: dict, root: dict) -> bool:
+    """Does the schema allow no keys but those it declares? Directly, through a ``$ref`` beside
+    other keywords (``{$ref: ..., description: ...}``), one ``allOf`` part, or every object
+    form of its alternatives."""
+    schema = _resolve(schema, root)
+    parts = list(schema.get("allOf", ())) + ([{"$ref": schema["$ref"]}] if "$ref" in schema
+                                              else [])
+    return (schema.get("additionalProperties") is False
+            or schema.get("unevaluatedProperties") is False
+            or _strict_alternatives(schema, root)
+            or any(_strict(part, root) for part in parts))
 
 
 def _strict_alternatives(schema: dict, root: dict) -> bool:
@@ -135,3 +154,16 @@ def check_keys(config: dict, schema: dict) -> None:
                          "was run):\n"
                          + "\n".join(problems)
                          + "\n  every key is listed in docs/configuration.md")
+
+
+def panel_problems(panels: dict) -> list[str]:
+    """Settings of panels that pass the schema but could never run, each as one readable line:
+    a ``score_range`` whose low is not below its high would reject every score after the
+    whole table was read, so it is named at start-up instead."""
+    problems = []
+    for name, panel in panels.items():
+        try:
+            check_score_range(panel.get("score_range"), f"panel '{name}'")
+        except InputError as error:
+            problems.append("  " + str(error).replace("\n  ", "\n    "))
+    return problems

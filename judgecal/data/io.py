@@ -22,7 +22,9 @@ import pandas as pd
 
 from .checksums import verify as verify_checksum
 from .errors import InputError, file_rows
+from .formats import is_spreadsheet, spreadsheet_error
 from .panel import Panel
+from .shape import empty_pairs_error
 
 RUN_KEYS = ["task", "language", "backbone", "framework"]
 RUN_COLUMNS = RUN_KEYS + ["score"]
@@ -67,6 +69,8 @@ def input_file(path, mapping: dict | None = None) -> tuple[Path, dict]:
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "file not found", "an existing CSV or Parquet file (check data_dir)")
+    if is_spreadsheet(path):
+        raise spreadsheet_error(path)
     verify_checksum(path)
     return path, renaming(mapping)
 
@@ -187,6 +191,24 @@ def empty_labels(labels: pd.Series) -> np.ndarray:
 SCORE_CHECKS = ("non_numeric", "infinite", "outside", "nan")
 
 
+def check_score_range(score_range, where) -> None:
+    """A score range is ``[low, high]`` with low < high (or None): a reversed one would reject
+    every score, so it stops before any file is read, naming ``where`` it was set."""
+    if score_range is None:
+        return
+    try:
+        low, high = (float(x) for x in score_range)
+    except (TypeError, ValueError):
+        raise InputError(where, f"score_range {score_range!r} is not two numbers",
+                         "score_range: [low, high], e.g. [0, 100], or null for no bound")
+    if not low < high:
+        fix = (f"[{score_range[1]}, {score_range[0]}]" if low > high
+               else "[low, high] with low < high")
+        raise InputError(where, f"score_range {list(score_range)} has low >= high",
+                         f"score_range: [low, high] with low < high ({fix}), or null for no "
+                         "bound")
+
+
 def score_masks(raw: pd.Series, score_range) -> tuple[pd.Series, dict]:
     """Numeric scores and the row masks of :data:`SCORE_CHECKS` (reported in that order)."""
     score = pd.to_numeric(raw, errors="coerce")
@@ -255,6 +277,7 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
     if missing not in MISSING_POLICIES:
         raise InputError(source, f"unknown missing-score policy {missing!r}",
                          f"one of {MISSING_POLICIES}")
+    check_score_range(score_range, source)
     frame = with_single_framework(frame)
     absent = [c for c in keys + ["score"] if c not in frame.columns]
     if absent:
@@ -273,8 +296,9 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
     for key in keys:
         out[key] = as_labels(out[key]).cat.remove_unused_categories()
     for axis in (a for a in UNSCORED_AXES if a in keys):
-        unscored = sorted(set(as_labels(frame[axis]).cat.categories)
-                          - set(out[axis].cat.categories), key=natural_key)
+        present = as_labels(frame[axis]).cat.remove_unused_categories()  # not a filtered-out one
+        unscored = sorted(set(present.cat.categories) - set(out[axis].cat.categories),
+                          key=natural_key)
         if unscored:
             raise unscored_error(source, axis, unscored)
     columns = keys + ["score"] + (["stratum"] if "stratum" in out.columns else [])
@@ -390,6 +414,9 @@ def panel_from_sums(n_runs: np.ndarray, total: np.ndarray, labels, source,
     with np.errstate(invalid="ignore", divide="ignore"):
         values = np.where(n_runs > 0, total / np.maximum(n_runs, 1), np.nan)
     empty = np.flatnonzero(n_runs == 0)
+    observed_pairs = (n_runs > 0).any(axis=0)  # a pair without any task: `omit` cannot help
+    if len(empty) and not allow_missing_cells and not observed_pairs.all():
+        raise empty_pairs_error(source, observed_pairs, langs, bbs)
     if len(empty) and not allow_missing_cells:
         it, il, ib = np.unravel_index(empty, shape)
         cells = pd.DataFrame({"task": np.asarray(tasks)[it], "language": np.asarray(langs)[il],

@@ -33,6 +33,7 @@ import pandas as pd
 from . import io
 from .checksums import verify as verify_checksum
 from .errors import InputError
+from .formats import SPREADSHEET_SUFFIXES, is_spreadsheet, spreadsheet_error
 from .streaming import BATCH_ROWS, iter_table, scan_runs
 from .streaming.checks import SOURCE_CAPTION
 from .streaming.codes import stripped_labels
@@ -124,13 +125,24 @@ def source_files(value, base_dir=None) -> list[Path]:
             matched = [p for p in full.rglob("*") if p.is_file() and _table_file(
                 p.relative_to(full), spec.get("format"))]
             problem = "is a folder without CSV, Parquet, JSON Lines or JSON files"
+            if any(p.suffix.lower() in SPREADSHEET_SUFFIXES for p in full.rglob("*")):
+                problem += " (it has spreadsheet workbooks, which are not read: export them " \
+                           "as CSV)"
         else:
             matched, problem = ([full], "") if full.is_file() else ([], "file or folder not found")
         if not matched:
-            raise InputError(full, problem, "a file, a folder of tables or a glob matching "
-                             "files (relative to data_dir in the workflow)")
+            raise not_found(full, problem, base_dir)
         found.update(matched)
     return sorted(found, key=str)
+
+
+def not_found(full: Path, problem: str, base_dir=None) -> InputError:
+    """A source path that names nothing, with where it was looked for (data_dir resolved)."""
+    where = (f"; relative paths are read under data_dir, here {Path(base_dir).resolve()}"
+             if base_dir is not None else "")
+    return InputError(full, f"{problem} (looked for {full.resolve()})",
+                      "a file, a folder of tables or a glob matching files" + where
+                      + ": fix the path or set data_dir to the folder that holds it")
 
 
 def _table_file(relative: Path, format: str | None) -> bool:
@@ -222,6 +234,8 @@ class SourceReader:
 
     def kind(self, path: Path) -> str:
         kind = self.spec.get("format") or SUFFIXES.get(path.suffix.lower())
+        if kind is None and is_spreadsheet(path):
+            raise spreadsheet_error(path)
         if kind is None:
             raise InputError(path, f"has the unknown suffix '{path.suffix}'",
                              f"one of {sorted(SUFFIXES)}, or the source's `format`")
@@ -338,7 +352,10 @@ def source_inputs(value, base_dir=None) -> str | list[str]:
         from .inspect_logs import inspect_log_files
         return [str(p) for p in inspect_log_files(value["inspect"], base_dir=base_dir)]
     if is_single_file(value, base_dir):
-        return str(Path(base_dir or ".") / value)
+        full = Path(base_dir or ".") / value
+        if not full.exists():
+            raise not_found(full, "file or folder not found", base_dir)
+        return str(full)
     return [str(p) for p in source_files(value, base_dir)]
 
 

@@ -29,6 +29,7 @@ class RunChecks:
         if missing not in io.MISSING_POLICIES:
             raise InputError(source, f"unknown missing-score policy {missing!r}",
                              f"one of {io.MISSING_POLICIES}")
+        io.check_score_range(score_range, source)
         self.source, self.score_range, self.missing = source, score_range, missing
         self.locate = locate  # row index -> labels (many files: file:line); None: row numbers
         self.rows = 0

@@ -27,13 +27,18 @@ class Axis:
         self.labels: list[str] = []
 
     def encode(self, column: pd.Series) -> np.ndarray:
-        """Global codes of a categorical column (-1 where missing)."""
-        lookup = np.empty(len(column.cat.categories) + 1, dtype=np.int64)
-        lookup[-1] = -1
-        for i, label in enumerate(column.cat.categories):
+        """Global codes of a categorical column (-1 where missing). Only the categories some
+        row has become labels: a Parquet dictionary or a filtered pandas categorical keeps
+        categories no row uses (a language filtered out is not a language of the panel)."""
+        categories = column.cat.categories
+        local = column.cat.codes.to_numpy()
+        used = np.bincount(local[local >= 0], minlength=len(categories)) > 0
+        lookup = np.full(len(categories) + 1, -1, dtype=np.int64)
+        for i in np.flatnonzero(used):
+            label = categories[i]
             code = self.codes.get(label)
             if code is None:
                 code = self.codes[label] = len(self.labels)
                 self.labels.append(label)
             lookup[i] = code
-        return lookup[column.cat.codes.to_numpy()]
+        return lookup[local]

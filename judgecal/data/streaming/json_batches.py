@@ -37,6 +37,8 @@ def iter_json_lines(path: Path, fields: dict[str, str], optional=(), nullable=()
     shape = _Fields(path, fields, optional, nullable)
     done = 0
     try:
+        if not _starts_with_object(path):  # pyarrow 26 crashes (SIGSEGV) on a first `null`
+            raise ValueError("not a record first: the Python reader names the line")
         for batch in _arrow_batches(path, fields, batch_rows):
             batch.index = pd.RangeIndex(done, done + len(batch))
             batch = shape.check(batch, done)
@@ -174,6 +176,20 @@ def _struct_fields(tree: dict):
             for name, child in tree.items()]
 
 
+def _starts_with_object(path: Path) -> bool:
+    """Is the first non-blank line of a JSON Lines file an object (``{``)?"""
+    with open(path, "rb") as handle:
+        for line in handle:
+            line = line.lstrip(b"\xef\xbb\xbf \t\r\n")
+            if line:
+                return line.startswith(b"{")
+    return True
+
+
+JSON_TYPES = {type(None): "null", bool: "boolean", int: "number", float: "number", str: "string",
+              list: "array"}
+
+
 def _python_records(path: Path):
     with open(path, encoding="utf-8-sig") as handle:
         for number, line in enumerate(handle, 1):
@@ -185,8 +201,8 @@ def _python_records(path: Path):
                 raise InputError(path, f"line {number} is not valid JSON ({error.msg} at column "
                                  f"{error.colno})", "one JSON object per line (JSON Lines)")
             if not isinstance(record, dict):
-                raise InputError(path, f"line {number} is a JSON {type(record).__name__}, not "
-                                 "an object", "one JSON object (record) per line")
+                raise InputError(path, f"line {number} is a JSON {JSON_TYPES[type(record)]}, "
+                                 "not an object", "one JSON object (record) per line")
             yield record
 
 

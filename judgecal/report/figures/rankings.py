@@ -61,7 +61,8 @@ def heldout_tau_forest(tau: pd.DataFrame, published: dict | None = None,
     percentiles over task bootstraps of the mean tau-b across language pairs; docs/methods.md
     section 2, paper Table 2). ``published``: optional method -> published mean, drawn as hollow
     diamonds (methods absent from ``tau`` are ignored). The value and interval are printed at
-    the right; a method without a mean is listed as "not available".
+    the right; a method without a mean is listed with its ``reason`` (tau.csv), else "not
+    available".
     """
     require_columns(tau, ["method", "mean", "ci_low", "ci_high"], "heldout_tau_forest")
     data = tau.sort_values("mean", kind="stable", na_position="first").reset_index(drop=True)
@@ -77,7 +78,10 @@ def heldout_tau_forest(tau: pd.DataFrame, published: dict | None = None,
                 markeredgecolor=OKABE_ITO[3], markeredgewidth=1.4, label="published mean")
     for row in data.itertuples():
         interval = np.isfinite(row.ci_low) and np.isfinite(row.ci_high)
-        text = ("not available" if not np.isfinite(row.mean) else f"{row.mean:.3f}"
+        reason = getattr(row, "reason", "")  # tau.csv's reason (read back: NaN when empty)
+        reason = reason if isinstance(reason, str) and reason else "not available"
+        reason = reason if len(reason) <= 60 else reason[:57] + "..."
+        text = (reason if not np.isfinite(row.mean) else f"{row.mean:.3f}"
                 + (f" [{row.ci_low:.3f}, {row.ci_high:.3f}]" if interval else ""))
         ax.annotate(text, xy=(1.02, row.Index), xycoords=("axes fraction", "data"), va="center",
                     fontsize=8, annotation_clip=False)

@@ -1,0 +1,73 @@
+"""Binary verdicts for Dawid-Skene (Table 2), and the exception of a method that cannot run.
+
+Items are the units the annotators ``(language, backbone)`` judge: a run ``(task, framework)``
+with the verdict ``score >= threshold`` (:func:`run_items`; the protocol: 100 on a 0-100
+pass-rate scale, the panel's ``verdict_threshold``), or a requirement of a run with its
+``satisfied`` (:func:`requirement_items`; the paper's appendix).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..data.panel import Panel
+
+
+class MethodUnavailable(Exception):
+    """A method cannot run on this panel (for example Dawid-Skene without binary verdicts)."""
+
+
+@dataclass(frozen=True)
+class BinaryItems:
+    """Binary verdicts for Dawid-Skene: ``labels[i, l, b]`` in {0, 1} (NaN = no verdict).
+
+    Items are the units the annotators ``(language, backbone)`` judge (a run ``(task,
+    framework)``, or a requirement of a run); ``task[i]`` indexes the item's task in the panel.
+    """
+
+    labels: np.ndarray
+    task: np.ndarray
+    threshold: float | None = None  # run verdicts: a run passes when its score reaches it
+
+
+def _binary_items(frame: pd.DataFrame, panel: Panel, item_keys: list[str], label: np.ndarray,
+                  what: str) -> BinaryItems:
+    """Items x annotators array from a long table with task, language, backbone + item keys."""
+    codes = {}
+    for axis, labels in (("task", panel.tasks), ("language", panel.languages),
+                         ("backbone", panel.backbones)):
+        codes[axis] = pd.Index(labels).get_indexer(frame[axis].astype(str))
+        unknown = codes[axis] < 0
+        if unknown.any():
+            values = sorted(set(frame.loc[unknown, axis].astype(str)))[:5]
+            raise ValueError(f"{what}: {axis}(s) {values} are not in the panel")
+    keys = frame[item_keys].astype(str).assign(task=codes["task"])
+    item_code = keys.groupby(["task"] + item_keys, sort=True).ngroup().to_numpy()
+    n_items = int(item_code.max()) + 1 if len(item_code) else 0
+    k, m = len(panel.languages), len(panel.backbones)
+    annotator = codes["language"] * m + codes["backbone"]
+    flat = item_code * (k * m) + annotator
+    if len(np.unique(flat)) != len(flat):
+        raise ValueError(f"{what}: more than one verdict for some item x language x backbone")
+    labels = np.full(n_items * k * m, np.nan)
+    labels[flat] = label
+    task = np.zeros(n_items, dtype=np.int64)
+    task[item_code] = codes["task"]
+    return BinaryItems(labels=labels.reshape(n_items, k, m), task=task)
+
+
+def run_items(runs: pd.DataFrame, panel: Panel, threshold: float = 100.0) -> BinaryItems:
+    """Run-level items ``(task, framework)`` with the verdict ``score >= threshold`` (the
+    protocol: 100, a run that passes every requirement, on a 0-100 pass-rate scale)."""
+    label = (runs["score"].to_numpy(float) >= threshold - 1e-9).astype(float)
+    items = _binary_items(runs, panel, ["framework"], label, "run table")
+    return BinaryItems(items.labels, items.task, float(threshold))
+
+
+def requirement_items(requirements: pd.DataFrame, panel: Panel) -> BinaryItems:
+    """Requirement-level items ``(task, framework, requirement_id)`` with verdict ``satisfied``."""
+    label = pd.to_numeric(requirements["satisfied"]).to_numpy(float)
+    return _binary_items(requirements, panel, ["framework", "requirement_id"], label,
+                         "requirement table")
