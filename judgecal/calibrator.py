@@ -17,7 +17,7 @@ import hashlib
 import json
 import math
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 import numpy as np
@@ -53,11 +53,18 @@ def training_sha256(checked: pd.DataFrame) -> str:
 
 
 def write_atomically(path, write) -> None:
-    """``write(temporary_path)``, then rename it to ``path``: a failure leaves no partial file."""
+    """``write(temporary_path)``, then rename it to ``path``: a failure leaves no partial file.
+
+    The temporary file is created with mode 0666 less the umask, as ``open(path, "w")`` would
+    create ``path`` (``tempfile.mkstemp`` would give 0600: colleagues could not read it)."""
     path = Path(path)
-    handle, temporary = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.",
-                                         suffix=path.suffix)
-    os.close(handle)
+    while True:
+        temporary = path.parent / f".{path.name}.{secrets.token_hex(4)}{path.suffix}"
+        try:
+            os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            break
+        except FileExistsError:  # another writer's temporary file: draw another name
+            continue
     try:
         write(temporary)
         os.replace(temporary, path)

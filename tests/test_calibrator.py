@@ -3,6 +3,8 @@ scikit-learn conventions and intervals that cover in simulation (issue 21)."""
 import importlib.util
 import inspect
 import json
+import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -251,3 +253,31 @@ def test_intervals_cover_in_a_small_simulation():
     assert summary["rank_interval_per_language_band"] >= 0.85
     assert summary["p_first_brier_band"] < 0.2
     assert summary["top_cbc_correct"] > summary["top_raw_correct"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o002])
+def test_atomic_writes_get_the_mode_a_plain_open_gives(tmp_path, umask):
+    """Issue 28 item 9: calibrator files were 0600 (mkstemp) whatever the umask, so colleagues
+    on a shared cluster could not read them. Every atomic write of the package (Calibrator.save,
+    which `judgecal fit` and the workflow's cbc/calibrator.json use; `judgecal apply`'s tables;
+    the streamed ingest's runs.parquet) now gets the mode ``open()`` gives under the umask."""
+    from judgecal.cli import write_table
+    from judgecal.data.sources import scan_source
+
+    _, old, _ = split_panel()
+    old.to_csv(tmp_path / "runs.csv", index=False)
+    previous = os.umask(umask)
+    try:
+        (tmp_path / "plain.txt").write_text("x")
+        Calibrator().fit(old).save(tmp_path / "calibrator.json")
+        write_table(old, tmp_path / "calibrated.csv")
+        write_table(old, tmp_path / "calibrated.parquet")
+        scan_source(str(tmp_path / "runs.csv"), str(tmp_path / "runs.csv"),
+                    runs_out=tmp_path / "ingested.parquet")
+    finally:
+        os.umask(previous)
+    expected = stat.S_IMODE((tmp_path / "plain.txt").stat().st_mode)
+    assert expected == 0o666 & ~umask
+    for name in ("calibrator.json", "calibrated.csv", "calibrated.parquet", "ingested.parquet"):
+        assert oct(stat.S_IMODE((tmp_path / name).stat().st_mode)) == oct(expected), name
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
