@@ -1,5 +1,6 @@
 """The claims table reads reproduced values from outputs and compares them with the published."""
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -101,3 +102,37 @@ def test_changing_a_reproduced_value_flips_its_status(tmp_path):
     assert after["status"].tolist() == ["differs", "differs"]
     md = claims.claims_markdown(after)
     assert "2 differ" in md and "\\|" in md
+
+
+def test_claims_md_numbers_its_sections_in_order_as_methods_md(outputs):
+    """Issue 28 item 14: claims.md listed sections 1,2,3,4,6,5,7,8,10,10. The rows are rendered in
+    the order of their section numbers, and each number is a heading of docs/methods.md."""
+    with open(REPO / "config" / "claims.yaml") as handle:
+        defined = yaml.safe_load(handle)
+    headings = set(re.findall(r"^#{2,3} (\d+(?:\.\d+)?)\.? ", (REPO / "docs" / "methods.md")
+                              .read_text(), flags=re.M))
+    numbers = {c["section"].split()[0] for c in defined}
+    assert numbers <= headings, numbers - headings
+    table = claims.evaluate_claims([claim("a", 1, 0, "r/none.json", {"key": "x"}) | {
+        "section": section} for section in ("6 CMI", "5 Ablations", "10.2 Parse", "10.1 Inc",
+                                            "2 Held-out")] + [
+        claim("b", 2.5, 0, "r/summary.json", {"key": "a.b"}) | {"section": "1 CBC"}], outputs)
+    rows = [line.split(" | ")[0].lstrip("| ") for line in
+            claims.claims_markdown(table).splitlines()
+            if line.startswith("| ") and "---" not in line]
+    assert rows[1:] == ["1 CBC", "2 Held-out", "5 Ablations", "6 CMI", "10.1 Inc", "10.2 Parse"]
+
+
+def test_claims_md_on_a_users_own_panels_says_whose_claims_they_are(outputs):
+    """Issue 28 item 10: on a user's panel claims.md said "124 published quantities: 0
+    reproduced, ... 124 not computed". With no claim computed it now says the table belongs to
+    the default reproduction and how to check it, and lists no rows."""
+    table = claims.evaluate_claims([claim(str(i), 1, 0, "r/none.json", {"key": "x"})
+                                    for i in range(3)], outputs)
+    text = claims.claims_markdown(table)
+    assert "default reproduction" in text and "None of its 3 claims was checked" in text
+    assert "snakemake --cores 2" in text and "| section |" not in text
+    computed = claims.evaluate_claims([claim("b", 2.5, 0, "r/summary.json", {"key": "a.b"})],
+                                      outputs)
+    assert "1 published quantity of the default reproduction: 1 reproduced" in (
+        claims.claims_markdown(computed))
