@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .data.errors import front
+
 log = logging.getLogger("judgecal")
 
 
@@ -28,7 +30,8 @@ def run_step(main, smk) -> None:
     log.info("rule %s, wildcards %s", smk.rule, dict(smk.wildcards))
     where = f"rule {smk.rule}" + "".join(f", {k} {v}" for k, v in dict(smk.wildcards).items())
     try:
-        main(smk)
+        with front("workflow"):  # messages name the panel's config keys and file rows
+            main(smk)
     except ValueError as error:  # bad input or settings: the message says what to change
         log.error("%s\n  (%s)", error, where)
         sys.exit(1)

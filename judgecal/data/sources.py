@@ -32,7 +32,7 @@ import pandas as pd
 
 from . import io
 from .checksums import verify as verify_checksum
-from .errors import InputError
+from .errors import InputError, say
 from .streaming import BATCH_ROWS, iter_table, scan_runs
 from .streaming.checks import SOURCE_CAPTION
 from .streaming.codes import stripped_labels
@@ -128,7 +128,7 @@ def source_files(value, base_dir=None) -> list[Path]:
             matched, problem = ([full], "") if full.is_file() else ([], "file or folder not found")
         if not matched:
             raise InputError(full, problem, "a file, a folder of tables or a glob matching "
-                             "files (relative to data_dir in the workflow)")
+                             f"files ({say('paths')})")
         found.update(matched)
     return sorted(found, key=str)
 
