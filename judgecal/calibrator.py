@@ -16,8 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import secrets
 import warnings
 from pathlib import Path
 
@@ -27,6 +25,7 @@ import pandas as pd
 from ._version import __version__
 from .api import calibrate_panel, prepare_runs
 from .data import io
+from .data.atomic import write_atomically
 from .data.errors import InputError, api_front
 
 FORMAT = "judgecal-calibrator"
@@ -59,27 +58,6 @@ def training_sha256(checked: pd.DataFrame) -> str:
     frame = frame.sort_values(io.RUN_KEYS, kind="stable", ignore_index=True)
     text = frame.to_csv(index=False, lineterminator="\n")
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def write_atomically(path, write) -> None:
-    """``write(temporary_path)``, then rename it to ``path``: a failure leaves no partial file.
-
-    The temporary file is created with mode 0666 less the umask, as ``open(path, "w")`` would
-    create ``path`` (``tempfile.mkstemp`` would give 0600: colleagues could not read it)."""
-    path = Path(path)
-    while True:
-        temporary = path.parent / f".{path.name}.{secrets.token_hex(4)}{path.suffix}"
-        try:
-            os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-            break
-        except FileExistsError:  # another writer's temporary file: draw another name
-            continue
-    try:
-        write(temporary)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
 
 
 def _checksum(document: dict) -> str:

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import warnings
 
-from .calibrator import (COLUMN_PARAMS, DEFAULT_BAND_REPLICATES, UNSEEN_POLICIES, Calibrator,
-                         write_atomically)
+from .calibrator import COLUMN_PARAMS, DEFAULT_BAND_REPLICATES, UNSEEN_POLICIES, Calibrator
 from .data import io, sources
+from .data.atomic import write_atomically
 from .data.errors import front
 
 EXIT_INPUT = 2

@@ -266,7 +266,7 @@ def test_the_documented_example_runs(document, tmp_path, monkeypatch):
         assert (tmp_path / "position.png").is_file()
 
 
-def test_api_messages_name_the_dataframe_index_and_the_arguments():
+def test_api_messages_name_the_dataframe_index_and_the_arguments(monkeypatch):
     """Issue 28 item 10: API errors said "in the panel config" and "file row numbers" for a
     DataFrame. They now name the function's arguments and the DataFrame's own index."""
     from judgecal.analyses.synthetic import simulate_panel
@@ -293,3 +293,8 @@ def test_api_messages_name_the_dataframe_index_and_the_arguments():
                                          r"framework \(framework='seed'\)"):
         judgecal.calibrate(seeds)
     judgecal.calibrate(seeds, framework="seed")
+    # inside a rule script (run_step sets the variable) the same call words it for the workflow
+    monkeypatch.setenv("JUDGECAL_MESSAGES", "workflow")
+    with pytest.raises(io.InputError, match=r"`missing: omit` in the panel config") as error:
+        judgecal.calibrate(runs)
+    assert "file row numbers" in str(error.value) and "\n    6 " in str(error.value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import os
 
 import numpy as np
 import pandas as pd
@@ -32,10 +33,17 @@ WORDS = {
 }
 
 
+def _current() -> str | None:
+    """The front set by :func:`front`, else the one a rule script's process set
+    (``JUDGECAL_MESSAGES``, :func:`judgecal.scripting.run_step`), else None (the workflow's
+    words: the inner readers are the workflow's)."""
+    return _FRONT.get() or os.environ.get("JUDGECAL_MESSAGES") or None
+
+
 def say(term: str, *values) -> str:
     """The words for setting ``term`` where the user is (:func:`front`); ``values`` fill the
     ``{}`` of a template such as ``"framework column"``."""
-    text = WORDS[term][FRONTS.index(_FRONT.get() or "workflow")]
+    text = WORDS[term][FRONTS.index(_current() or "workflow")]
     return text.format(*values) if values else text
 
 
@@ -46,7 +54,7 @@ def front(name: str, keep: bool = False):
     with ``keep``, which leaves a front already set, so a command's messages stay its own)."""
     if name not in FRONTS:
         raise ValueError(f"front must be one of {FRONTS}, got {name!r}")
-    token = _FRONT.set(_FRONT.get() or name if keep else name)
+    token = _FRONT.set(_current() or name if keep else name)
     try:
         yield
     finally:
@@ -55,7 +63,7 @@ def front(name: str, keep: bool = False):
 
 def reads_files() -> bool:
     """Row numbers in messages are file rows (workflow, console script), not a DataFrame's index."""
-    return _FRONT.get() != "api"
+    return _current() != "api"
 
 
 def api_front(function):
