@@ -129,3 +129,28 @@ def test_claims_md_on_a_users_own_panels_says_whose_claims_they_are(outputs):
                                       outputs)
     assert "1 published quantity of the default reproduction: 1 reproduced" in (
         claims.claims_markdown(computed))
+
+
+def test_the_end_of_run_summary_counts_claims_and_says_where_results_are(tmp_path):
+    """Issue 28 item 11: the run ended on a Python dict of the claims log. The summary says what
+    ran, the claims count (or that it is from an earlier run), the figures and the report."""
+    import os
+    import time
+
+    from judgecal.report.summary import run_summary
+    results = tmp_path / "results"
+    (results / "devai" / "figures").mkdir(parents=True)
+    (results / "devai" / "figures" / "heatmap.png").write_bytes(b"png")
+    pd.DataFrame({"status": ["reproduced"] * 3 + ["differs", "not computed"]}).to_csv(
+        results / "claims.csv", index=False)
+    text = run_summary({"devai": ["cbc", "heldout"], "mine": ["cbc"]}, results, since=0.0)
+    lines = text.splitlines()
+    assert lines[0].startswith("judgecal: finished. 2 result file(s) written this run")
+    assert lines[1] == "  panels: devai (2 analyses), mine (cbc)"
+    assert lines[2] == (f"  claims: 3 reproduced, 1 differ, 1 not computed of 5 published "
+                        f"values -> {results / 'claims.md'}")
+    assert lines[3] == f"  figures: 1 in {results}/<panel>/figures/ (PNG and SVG)"
+    assert lines[4] == "  report: snakemake --report results/report.html" and len(lines) == 5
+    later = time.time() + 10
+    os.utime(results / "claims.csv", (later - 20, later - 20))
+    assert "(from an earlier run)" in run_summary({}, results, since=later)
