@@ -155,14 +155,21 @@ def test_incomplete_panel_uses_least_squares_by_default():
     (lambda runs: runs.drop(columns="lang"), "missing column(s) ['language']"),
 ])
 def test_bad_input_gives_the_workflows_message(damage, message):
-    """The same validation as the workflow's ingest, the table named by ``source``."""
+    """The same validation as the workflow's ingest, the table named by ``source``: the same
+    problem, worded for the API (its arguments, the DataFrame's index; issue 28 item 10)."""
+    from judgecal.data.errors import front
     bad = damage(unusual_runs())
     with pytest.raises(io.InputError) as raised:
         judgecal.calibrate(bad, source="my_runs.csv", **UNUSUAL_COLUMNS)
     with pytest.raises(io.InputError) as workflow:
         io.validate_runs(io.rename_columns(bad, UNUSUAL_COLUMNS), "my_runs.csv")
-    assert str(raised.value) == str(workflow.value)
+    with front("api"), pytest.raises(io.InputError) as api:
+        io.validate_runs(io.rename_columns(bad, UNUSUAL_COLUMNS), "my_runs.csv")
+    assert str(raised.value) == str(api.value)
+    problem = lambda error: str(error.value).splitlines()[0].split(" (after renaming")[0]
+    assert problem(raised) == problem(workflow)
     assert str(raised.value).startswith("my_runs.csv: ") and message in str(raised.value)
+    assert "panel" not in str(raised.value) and "file row" not in str(raised.value)
 
 
 def test_public_names_are_plain_functions_and_the_analysis_modules_moved():
