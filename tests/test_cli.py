@@ -151,7 +151,8 @@ def test_a_failure_after_reading_leaves_no_file(tables, tmp_path):
 
 # --- issue 28 items 8 and 16: the workflow's sources, the CLI's own flags, bands by default -------
 def in_process(*args, cwd, capsys):
-    """``judgecal`` run in this process (``cli.main``): its exit code, stdout and stderr."""
+    """``judgecal`` run in this process (``cli.main``, the console script's entry point; the
+    tests above run the installed command): its exit code, stdout and stderr."""
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(cwd)
         code = main([str(arg) for arg in args])
@@ -171,8 +172,8 @@ def test_fit_reads_folders_globs_and_templates_and_names_its_flags(tables, tmp_p
         rows.drop(columns=["judge model", "language"]).to_csv(folder / f"{language}.csv",
                                                               index=False)
     options = ["--task", "prompt id", "--score", "pct", "--backbone", "judge model"]
-    result = judgecal("fit", "mydata/", "-o", "folder.json", *options, "--template",
-                      "{backbone}/{language}.csv", cwd=tmp_path)
+    result = in_process("fit", "mydata/", "-o", "folder.json", *options, "--template",
+                        "{backbone}/{language}.csv", cwd=tmp_path, capsys=capsys)
     assert result.returncode == 0, result.stderr
     assert "4 languages x 3 backbones" in result.stdout and "band 0.95 (500 replicates)" in (
         result.stdout)
@@ -217,8 +218,9 @@ def test_rank_intervals_without_a_band_are_said_to_be_too_narrow(tables, tmp_pat
     result = in_process("fit", root / "old.csv", "-o", "bare.json", *options, "--band-replicates",
                         0, cwd=tmp_path, capsys=capsys)
     assert result.returncode == 0 and "no band" in result.stdout
-    result = judgecal("apply", "--calibrator", "bare.json", root / "new.csv", "-o", "out.csv",
-                      "--rankings", "ranks.csv", "--replicates", 100, cwd=tmp_path)
+    result = in_process("apply", "--calibrator", "bare.json", root / "new.csv", "-o", "out.csv",
+                        "--rankings", "ranks.csv", "--replicates", 100, cwd=tmp_path,
+                        capsys=capsys)
     assert result.returncode == 0, result.stderr
     assert "judgecal apply: warning: rank intervals of a calibrator without a band" in (
         result.stderr)
