@@ -1,8 +1,13 @@
 # judgecal: reproduce the CBC paper and the Judge-LS protocol from raw judge runs.
 # Usage: snakemake --cores N [--configfile my.yaml]; outputs go to results/.
+import sys
+import time
+
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
+
+RUN_STARTED = time.time()  # the end-of-run summary counts the results written since
 
 
 # No `configfile:` directive: Snakemake would merge a user's --configfile into it, adding the
@@ -35,3 +40,14 @@ rule all:
     input:
         all_targets(),
         "results/claims.csv",
+
+
+# The end of a run: what was computed, the claims count, where the results are, the report
+# command (judgecal.report.summary), instead of the last log line of a rule.
+onsuccess:
+    from judgecal.report.summary import run_summary
+
+    print(
+        run_summary({name: p["analyses"] for name, p in PANELS.items()}, "results", RUN_STARTED),
+        file=sys.stderr,
+    )

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .data import io, shape
+from .data.errors import api_front
 from .data.panel import Panel
 
 __all__ = ["Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "calibrate", "heldout",
@@ -35,6 +36,7 @@ def _module(name: str):
 
 # --- run table -> task-level panel ---------------------------------------------------------------
 
+@api_front
 def prepare_runs(runs: pd.DataFrame, *, task: str = "task", language: str = "language",
                  backbone: str = "backbone", score: str = "score", framework: str = "framework",
                  languages=None, backbones=None, score_range=None, missing: str = "error",
@@ -125,6 +127,7 @@ class Calibration:
                          "ranking_bump_chart")
 
 
+@api_front
 def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "language",
               backbone: str = "backbone", score: str = "score", framework: str = "framework",
               languages=None, backbones=None, score_range=None, missing: str = "error",
@@ -219,10 +222,12 @@ class Heldout:
                                           title="Held-out cross-task rank consistency")
 
 
+@api_front
 def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: int = 7,
             reference: str = "CBC", requirements: pd.DataFrame | None = None,
-            run_verdicts: bool = True, verdict_threshold: float = 100.0, task: str = "task", language: str = "language",
-            backbone: str = "backbone", score: str = "score", framework: str = "framework",
+            run_verdicts: bool = True, verdict_threshold: float = 100.0, task: str = "task",
+            language: str = "language", backbone: str = "backbone", score: str = "score",
+            framework: str = "framework",
             languages=None, backbones=None, score_range=None, missing: str = "error",
             source="runs") -> Heldout:
     """Table 2: each method fitted on the in-bag tasks of a task bootstrap, scored out of bag.
@@ -280,6 +285,7 @@ class Reversal:
         return figures.reversal_strength(self.pairs, units)
 
 
+@api_front
 def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, seed: int = 507,
              task: str = "task", language: str = "language", backbone: str = "backbone",
              score: str = "score", framework: str = "framework", languages=None, backbones=None,
@@ -354,6 +360,7 @@ def cmi_null_shard(strata, convention: str, shard: int, *, k: int = 2, permutati
                          "statistic": draws})
 
 
+@api_front
 def cmi_test(runs: pd.DataFrame, *, k: int = 2, permutations: int = 500, shards: int = 4,
              seed: int = 407, conventions=("protocol", "sklearn"), null: pd.DataFrame | None = None,
              task: str = "task", language: str = "language", backbone: str = "backbone",
@@ -433,6 +440,7 @@ class JudgeLS:
         raise ValueError(f"unknown figure {figure!r}; one of flips, position")
 
 
+@api_front
 def judge_ls(verdicts: pd.DataFrame, *, reference: str = "en", conditions=None,
              on_duplicate: str = "error", confidence: float = 0.95,
              columns: Mapping[str, str] | None = None,

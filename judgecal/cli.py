@@ -2,10 +2,11 @@
 
 ``judgecal fit runs.csv -o calibrator.json`` and ``judgecal apply --calibrator calibrator.json
 new_runs.csv -o calibrated.csv [--rankings rankings.csv]`` (docs/api.md, "From the shell").
-Tables are read with :func:`judgecal.data.io.read_table` (CSV or Parquet; the column options
-are the workflow's ``columns`` mapping), so bad input gets the workflow's messages: one message
-on stderr, exit code 2, no traceback, and no output file (outputs are written to a temporary
-file and renamed).
+Run tables are the workflow's sources (:mod:`judgecal.data.sources`): a CSV, Parquet, JSON Lines
+or JSON file, a folder of them or a glob, with ``--template`` / ``--partitioning`` for fields
+in the paths; the column flags are the workflow's ``columns`` mapping. Bad input gets one
+message on stderr naming the flag to change, exit code 2, no traceback, and no output file
+(outputs are written to a temporary file and renamed).
 """
 from __future__ import annotations
 
@@ -13,20 +14,27 @@ import argparse
 import sys
 from pathlib import Path
 
-from .calibrator import COLUMN_PARAMS, UNSEEN_POLICIES, Calibrator, write_atomically
-from .data import io
+import warnings
+
+from .calibrator import COLUMN_PARAMS, DEFAULT_BAND_REPLICATES, UNSEEN_POLICIES, Calibrator
+from .data import io, sources
+from .data.atomic import write_atomically
+from .data.errors import front
 
 EXIT_INPUT = 2
 
 FIT_EXAMPLE = """\
 example:
-  judgecal fit data/devai_ml_aaaj/run_level_scores.parquet -o calibrator.json \\
-      --band-replicates 1000
+  judgecal fit data/devai_ml_aaaj/run_level_scores.parquet -o calibrator.json
   judgecal fit my_runs.csv -o calibrator.json --task prompt_id --backbone judge_model \\
-      --score pct --score-range 0 100
+      --score pct --score-range 0 100 --framework seed
+  judgecal fit judges/ -o calibrator.json --template "{backbone}/{language}.jsonl"
 
 The run table is long: one row per judge run with task, language, backbone, score and optionally
-framework columns (name yours with the column options).
+framework columns (name yours with the column options). It may be one file, a folder of CSV,
+Parquet, JSON Lines or JSON files, or a glob (quoted: 'runs/*.csv'); --template takes fields
+from the paths. The calibrator carries a band of beta (500 task bootstraps by default), so
+`judgecal apply --rankings` gives rank intervals that hold.
 """
 
 APPLY_EXAMPLE = """\
@@ -64,10 +72,18 @@ def build_parser() -> argparse.ArgumentParser:
                               description="Learn the language x backbone interaction beta of a "
                               "run table (as judgecal.calibrate) and save it as a calibrator "
                               "JSON file.", epilog=FIT_EXAMPLE, formatter_class=formatter)
-    fit.add_argument("runs", help="run table (CSV or Parquet)")
+    fit.add_argument("runs", help="run table: a CSV, Parquet, JSON Lines or JSON file, a folder "
+                     "of them or a glob")
     fit.add_argument("-o", "--output", required=True, metavar="JSON",
                      help="calibrator file to write")
     _column_options(fit, defaults=True)
+    _source_options(fit)
+    fit.add_argument("--languages", nargs="+", metavar="LANG",
+                     help="order of the languages (default: natural sort); every language of "
+                     "the runs, each once")
+    fit.add_argument("--backbones", nargs="+", metavar="BACKBONE",
+                     help="order of the backbones (default: natural sort); every backbone of "
+                     "the runs, each once")
     fit.add_argument("--score-range", nargs=2, type=float, metavar=("LOW", "HIGH"),
                      help="scores must lie in [LOW, HIGH] (default: no bound)")
     fit.add_argument("--missing", choices=io.MISSING_POLICIES, default="error",
@@ -75,9 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--estimator", default=None,
                      help="beta estimator (default: plain on a complete panel, least_squares on "
                      "an incomplete one)")
-    fit.add_argument("--band-replicates", type=int, default=0, metavar="N",
-                     help="task bootstraps for the simultaneous band of beta (0: no band; "
-                     "else at least 100)")
+    fit.add_argument("--band-replicates", type=int, default=DEFAULT_BAND_REPLICATES,
+                     metavar="N", help="task bootstraps for the simultaneous band of beta "
+                     f"(default {DEFAULT_BAND_REPLICATES}, at least 100; 0: no band, as an "
+                     "incomplete panel needs, and rank intervals would be too narrow)")
     fit.add_argument("--band-level", type=float, default=0.95, metavar="LEVEL",
                      help="level of the band (default 0.95)")
     fit.add_argument("--seed", type=int, default=0, help="seed of the band (default 0)")
@@ -86,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Calibrate new runs with a saved calibrator: "
                                 "score_cbc = score - beta of their (language, backbone).",
                                 epilog=APPLY_EXAMPLE, formatter_class=formatter)
-    apply.add_argument("runs", help="run table to calibrate (CSV or Parquet)")
+    apply.add_argument("runs", help="run table to calibrate: a CSV, Parquet, JSON Lines or JSON "
+                       "file, a folder of them or a glob")
     apply.add_argument("--calibrator", required=True, metavar="JSON",
                        help="calibrator file written by `judgecal fit` or Calibrator.save")
     apply.add_argument("-o", "--output", required=True, metavar="FILE",
@@ -103,13 +121,34 @@ def build_parser() -> argparse.ArgumentParser:
                        help="level of the rank intervals (default 0.95)")
     apply.add_argument("--seed", type=int, default=0, help="seed of the rankings (default 0)")
     _column_options(apply, defaults=False)
+    _source_options(apply)
     return parser
 
 
-def read_runs(path, columns: dict):
-    """A run table read as the workflow reads it, returned with the user's column names."""
+def _source_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("sources (as the workflow's, docs/configuration.md)")
+    group.add_argument("--template", metavar="TEMPLATE",
+                       help="fields from the paths, e.g. '{backbone}/{language}.jsonl' (each "
+                       "{name} one folder or part of a file name, from the end of the path)")
+    group.add_argument("--partitioning", choices=("hive",),
+                       help="fields from key=value folders (backbone=gpt-4o/language=en/)")
+    group.add_argument("--format", choices=sources.FORMATS,
+                       help="the files' format, when their suffix does not tell")
+
+
+def read_runs(args, columns: dict, missing: str = "error"):
+    """The run table of ``args.runs`` (a file, folder or glob, with ``--template`` /
+    ``--partitioning`` / ``--format``) read as the workflow reads it, with the user's column
+    names. Validation follows in the Calibrator, naming the files' rows."""
     mapping = {name: user for name, user in columns.items() if user != name}
-    frame = io.read_table(path, ["task", "language", "backbone", "score"], mapping)
+    extra = {key: getattr(args, key) for key in ("template", "partitioning", "format")
+             if getattr(args, key)}
+    source = {"path": args.runs, **extra} if extra else args.runs
+    if not extra and Path(args.runs).is_file() and sources.is_single_file(source):
+        frame = io.read_table(source, ["task", "language", "backbone", "score"], mapping)
+    else:
+        files = [str(path) for path in sources.source_files(source)]  # names a missing path
+        frame = sources.read_source(source, files, mapping, missing=missing)
     return frame.rename(columns=mapping)
 
 
@@ -123,11 +162,12 @@ def write_table(frame, path) -> None:
 
 def run_fit(args) -> str:
     columns = {name: getattr(args, name) for name in COLUMN_PARAMS}
-    calibrator = Calibrator(**columns, score_range=tuple(args.score_range) if args.score_range
-                            else None, missing=args.missing, estimator=args.estimator,
+    calibrator = Calibrator(**columns, languages=args.languages, backbones=args.backbones,
+                            score_range=tuple(args.score_range) if args.score_range else None,
+                            missing=args.missing, estimator=args.estimator,
                             band_replicates=args.band_replicates, band_level=args.band_level,
                             seed=args.seed)
-    calibrator.fit(read_runs(args.runs, columns), source=args.runs)
+    calibrator.fit(read_runs(args, columns, args.missing), source=args.runs)
     calibrator.save(args.output)
     band = (f"band {calibrator.band_['level']:g} ({calibrator.band_['n_replicates']} replicates)"
             if calibrator.has_band else "no band")
@@ -142,12 +182,16 @@ def run_apply(args) -> str:
                              if getattr(args, name) is not None})
     if args.unseen is not None:
         calibrator.set_params(unseen=args.unseen)
-    runs = read_runs(args.runs, calibrator._columns())
+    runs = read_runs(args, calibrator._columns(), calibrator.missing)
     calibrated = calibrator.transform(runs, source=args.runs)
     rankings = None
     if args.rankings:
-        rankings = calibrator.rank(runs, n_replicates=args.replicates, level=args.level,
-                                   seed=args.seed, source=args.runs)
+        with warnings.catch_warnings(record=True) as caught:  # no band: said on stderr
+            warnings.simplefilter("always")
+            rankings = calibrator.rank(runs, n_replicates=args.replicates, level=args.level,
+                                       seed=args.seed, source=args.runs)
+        for warning in caught:
+            print(f"judgecal apply: warning: {warning.message}", file=sys.stderr)
     write_table(calibrated, args.output)  # every table is computed before anything is written
     if rankings is not None:
         write_table(rankings, args.rankings)
@@ -157,11 +201,15 @@ def run_apply(args) -> str:
             + (f"; rankings in {args.rankings}" if args.rankings else ""))
 
 
+COMMANDS = {"fit": run_fit, "apply": run_apply}
+
+
 def main(argv=None) -> int:
     """Entry point of the ``judgecal`` command; returns the exit code (2 on bad input)."""
     args = build_parser().parse_args(argv)
     try:
-        message = (run_fit if args.command == "fit" else run_apply)(args)
+        with front("cli"):  # messages name this command's flags
+            message = COMMANDS[args.command](args)
     except ValueError as error:  # InputError and bad settings: the message says what to change
         print(f"judgecal {args.command}: error: {error}", file=sys.stderr)
         return EXIT_INPUT

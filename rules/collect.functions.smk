@@ -243,7 +243,7 @@ def collection_targets():
         expand(
             "results/{panel}/collect/{name}",
             panel=pairwise + collected_panels("preference_margins"),
-            name=["plan.csv", "usage.csv", "status.csv"],
+            name=["plan.csv", "plan_total.csv", "usage.csv", "status.csv"],
         )
         + expand("results/{panel}/collect/audit.csv", panel=pairwise)
         + expand(

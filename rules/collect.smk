@@ -55,6 +55,7 @@ rule collection_plan:
         plan_parts,
     output:
         plan="results/{panel}/collect/plan.csv",
+        total="results/{panel}/collect/plan_total.csv",
     log:
         "results/{panel}/logs/collection_plan.log",
     conda:

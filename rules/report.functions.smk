@@ -11,7 +11,10 @@ FIGURES = {
         {"bands": "cbc/bands.csv", "summary": "cbc/bands.json"},
     ),
     "heldout_tau": ("heldout", {"tau": "heldout/tau.csv"}),
-    "reversal_strength": ("reversal", {"pairs": "reversal/pairs.csv"}),
+    "reversal_strength": (
+        "reversal",
+        {"pairs": "reversal/pairs.csv", "summary": "reversal/summary.json"},
+    ),
     "cmi_null": (
         "information",
         {"null": "information/null.parquet", "summary": "information/cmi.json"},

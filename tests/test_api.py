@@ -155,14 +155,21 @@ def test_incomplete_panel_uses_least_squares_by_default():
     (lambda runs: runs.drop(columns="lang"), "missing column(s) ['language']"),
 ])
 def test_bad_input_gives_the_workflows_message(damage, message):
-    """The same validation as the workflow's ingest, the table named by ``source``."""
+    """The same validation as the workflow's ingest, the table named by ``source``: the same
+    problem, worded for the API (its arguments, the DataFrame's index; issue 28 item 10)."""
+    from judgecal.data.errors import front
     bad = damage(unusual_runs())
     with pytest.raises(io.InputError) as raised:
         judgecal.calibrate(bad, source="my_runs.csv", **UNUSUAL_COLUMNS)
     with pytest.raises(io.InputError) as workflow:
         io.validate_runs(io.rename_columns(bad, UNUSUAL_COLUMNS), "my_runs.csv")
-    assert str(raised.value) == str(workflow.value)
+    with front("api"), pytest.raises(io.InputError) as api:
+        io.validate_runs(io.rename_columns(bad, UNUSUAL_COLUMNS), "my_runs.csv")
+    assert str(raised.value) == str(api.value)
+    problem = lambda error: str(error.value).splitlines()[0].split(" (after renaming")[0]
+    assert problem(raised) == problem(workflow)
     assert str(raised.value).startswith("my_runs.csv: ") and message in str(raised.value)
+    assert "panel" not in str(raised.value) and "file row" not in str(raised.value)
 
 
 def test_public_names_are_plain_functions_and_the_analysis_modules_moved():
@@ -267,3 +274,37 @@ def test_the_documented_example_runs(document, tmp_path, monkeypatch):
     assert namespace["cbc"].estimator == "plain" and (tmp_path / "beta.png").is_file()
     if document == "docs/api.md":
         assert (tmp_path / "position.png").is_file()
+
+
+def test_api_messages_name_the_dataframe_index_and_the_arguments(monkeypatch):
+    """Issue 28 item 10: API errors said "in the panel config" and "file row numbers" for a
+    DataFrame. They now name the function's arguments and the DataFrame's own index."""
+    from judgecal.analyses.synthetic import simulate_panel
+    runs = simulate_panel(1, n_tasks=6, n_languages=2, n_backbones=2).runs
+    runs.index = range(100, 100 + len(runs))
+    runs.loc[104, "score"] = 150.0
+    with pytest.raises(io.InputError) as error:
+        judgecal.calibrate(runs, score_range=(0, 100))
+    text = str(error.value)
+    assert "(the score_range argument)" in text and "the DataFrame's index" in text
+    assert "\n    104 " in text and "file row" not in text and "panel" not in text
+    runs.loc[104, "score"] = np.nan
+    with pytest.raises(io.InputError, match=r"or missing='omit' to leave them out") as error:
+        judgecal.calibrate(runs)
+    assert "panel config" not in str(error.value)
+    judgecal.calibrate(runs, missing="omit")  # the fix the message names works
+    with pytest.raises(io.InputError) as error:
+        judgecal.Calibrator().fit(runs.rename(columns={"score": "rating"}))
+    text = str(error.value)
+    assert "the column arguments (task=, language=, backbone=, score=, framework=)" in text
+    assert "score='pct'" in text and "`columns`" not in text
+    seeds = runs.rename(columns={"framework": "seed"}).dropna()
+    with pytest.raises(io.InputError, match=r"column 'seed' tells these rows apart: name it as the "
+                                         r"framework \(framework='seed'\)"):
+        judgecal.calibrate(seeds)
+    judgecal.calibrate(seeds, framework="seed")
+    # inside a rule script (run_step sets the variable) the same call words it for the workflow
+    monkeypatch.setenv("JUDGECAL_MESSAGES", "workflow")
+    with pytest.raises(io.InputError, match=r"`missing: omit` in the panel config") as error:
+        judgecal.calibrate(runs)
+    assert "file row numbers" in str(error.value) and "\n    6 " in str(error.value)

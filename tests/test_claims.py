@@ -101,3 +101,56 @@ def test_changing_a_reproduced_value_flips_its_status(tmp_path):
     assert after["status"].tolist() == ["differs", "differs"]
     md = claims.claims_markdown(after)
     assert "2 differ" in md and "\\|" in md
+
+
+def test_claims_md_numbers_its_sections_in_order_as_methods_md(outputs):
+    """Issue 28 item 14: claims.md listed sections 1,2,3,4,6,5,7,8,10,10. The rows are rendered in
+    the order of their section numbers (test_docs checks each is a heading of methods.md)."""
+    table = claims.evaluate_claims([claim("a", 1, 0, "r/none.json", {"key": "x"}) | {
+        "section": section} for section in ("6 CMI", "5 Ablations", "10.2 Parse", "10.1 Inc",
+                                            "2 Held-out")] + [
+        claim("b", 2.5, 0, "r/summary.json", {"key": "a.b"}) | {"section": "1 CBC"}], outputs)
+    rows = [line.split(" | ")[0].lstrip("| ") for line in
+            claims.claims_markdown(table).splitlines()
+            if line.startswith("| ") and "---" not in line]
+    assert rows[1:] == ["1 CBC", "2 Held-out", "5 Ablations", "6 CMI", "10.1 Inc", "10.2 Parse"]
+
+
+def test_claims_md_on_a_users_own_panels_says_whose_claims_they_are(outputs):
+    """Issue 28 item 10: on a user's panel claims.md said "124 published quantities: 0
+    reproduced, ... 124 not computed". With no claim computed it now says the table belongs to
+    the default reproduction and how to check it, and lists no rows."""
+    table = claims.evaluate_claims([claim(str(i), 1, 0, "r/none.json", {"key": "x"})
+                                    for i in range(3)], outputs)
+    text = claims.claims_markdown(table)
+    assert "default reproduction" in text and "None of its 3 claims was checked" in text
+    assert "snakemake --cores 2" in text and "| section |" not in text
+    computed = claims.evaluate_claims([claim("b", 2.5, 0, "r/summary.json", {"key": "a.b"})],
+                                      outputs)
+    assert "1 published quantity of the default reproduction: 1 reproduced" in (
+        claims.claims_markdown(computed))
+
+
+def test_the_end_of_run_summary_counts_claims_and_says_where_results_are(tmp_path):
+    """Issue 28 item 11: the run ended on a Python dict of the claims log. The summary says what
+    ran, the claims count (or that it is from an earlier run), the figures and the report."""
+    import os
+    import time
+
+    from judgecal.report.summary import run_summary
+    results = tmp_path / "results"
+    (results / "devai" / "figures").mkdir(parents=True)
+    (results / "devai" / "figures" / "heatmap.png").write_bytes(b"png")
+    pd.DataFrame({"status": ["reproduced"] * 3 + ["differs", "not computed"]}).to_csv(
+        results / "claims.csv", index=False)
+    text = run_summary({"devai": ["cbc", "heldout"], "mine": ["cbc"]}, results, since=0.0)
+    lines = text.splitlines()
+    assert lines[0].startswith("judgecal: finished. 2 result file(s) written this run")
+    assert lines[1] == "  panels: devai (2 analyses), mine (cbc)"
+    assert lines[2] == (f"  claims: 3 reproduced, 1 differ, 1 not computed of 5 published "
+                        f"values -> {results / 'claims.md'}")
+    assert lines[3] == f"  figures: 1 in {results}/<panel>/figures/ (PNG and SVG)"
+    assert lines[4] == "  report: snakemake --report results/report.html" and len(lines) == 5
+    later = time.time() + 10
+    os.utime(results / "claims.csv", (later - 20, later - 20))
+    assert "(from an earlier run)" in run_summary({}, results, since=later)

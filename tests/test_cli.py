@@ -12,6 +12,7 @@ import pytest
 from judgecal import Calibrator
 from judgecal.analyses.synthetic import simulate_panel
 from judgecal.calibrator import _checksum
+from judgecal.cli import main
 
 BIN = Path(sys.executable).parent / "judgecal"
 COMMAND = str(BIN) if BIN.exists() else shutil.which("judgecal")
@@ -115,7 +116,7 @@ def edited(path):
     ("changed", edited, "new.csv", "the file was edited or damaged"),
     ("newer", newer_format, "new.csv", "written by a newer judgecal (format 2)"),
     ("columns", None, "no_score.csv", "missing column(s) [\"score (your 'pct')\"]"),
-    ("missing file", None, "absent.csv", "file not found"),
+    ("missing file", None, "absent.csv", "file or folder not found"),
 ])
 def test_bad_input_stops_with_one_message_and_no_output(tables, tmp_path, case, calibrator,
                                                         runs, message):
@@ -146,3 +147,85 @@ def test_a_failure_after_reading_leaves_no_file(tables, tmp_path):
     result = judgecal("fit", root / "old.csv", "-o", "calibrator.json", cwd=tmp_path)
     assert result.returncode == 2 and "missing column(s)" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+# --- issue 28 items 8 and 16: the workflow's sources, the CLI's own flags, bands by default -------
+def in_process(*args, cwd, capsys):
+    """``judgecal`` run in this process (``cli.main``, the console script's entry point; the
+    tests above run the installed command): its exit code, stdout and stderr."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(cwd)
+        code = main([str(arg) for arg in args])
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out.out, out.err)
+
+
+def test_fit_reads_folders_globs_and_templates_and_names_its_flags(tables, tmp_path, capsys):
+    """`judgecal fit mydata/` said "file not found ... (check data_dir)" though the folder
+    existed; the CLI reads folders, globs and --template as the workflow does, names its own
+    flags in messages, suggests --framework for a repeat column, and takes --languages /
+    --backbones."""
+    root, old, _ = tables
+    for (judge, language), rows in old.groupby(["judge model", "language"]):
+        folder = tmp_path / "mydata" / judge
+        folder.mkdir(parents=True, exist_ok=True)
+        rows.drop(columns=["judge model", "language"]).to_csv(folder / f"{language}.csv",
+                                                              index=False)
+    options = ["--task", "prompt id", "--score", "pct", "--backbone", "judge model"]
+    result = in_process("fit", "mydata/", "-o", "folder.json", *options, "--template",
+                        "{backbone}/{language}.csv", cwd=tmp_path, capsys=capsys)
+    assert result.returncode == 0, result.stderr
+    assert "4 languages x 3 backbones" in result.stdout and "band 0.95 (500 replicates)" in (
+        result.stdout)
+    wanted = Calibrator(**COLUMNS).fit(old)  # the same beta as from the one table
+    fitted = Calibrator.load(tmp_path / "folder.json")
+    np.testing.assert_allclose(fitted.beta_["beta"], wanted.beta_["beta"], rtol=0, atol=1e-12)
+    # a glob (quoted), and the axis order
+    result = in_process("fit", str(root / "old*.csv"), "-o", "glob.json", *options, "--languages",
+                        "L4", "L3", "L2", "L1", "--backbones", "B3", "B2", "B1", cwd=tmp_path,
+                        capsys=capsys)
+    assert result.returncode == 0, result.stderr
+    glob = Calibrator.load(tmp_path / "glob.json")
+    assert glob.languages_ == ["L4", "L3", "L2", "L1"] and glob.backbones_ == ["B3", "B2", "B1"]
+    result = in_process("fit", root / "old.csv", "-o", "x.json", *options, "--languages", "L1",
+                        cwd=tmp_path, capsys=capsys)
+    assert result.returncode == 2 and "--languages" in result.stderr
+    # a missing folder: named, with where it was looked for; no data_dir
+    result = in_process("fit", "nodir/", "-o", "x.json", cwd=tmp_path, capsys=capsys)
+    assert result.returncode == 2 and "nodir: file or folder not found" in result.stderr
+    assert "data_dir" not in result.stderr and "working directory" in result.stderr
+    # messages name the CLI's flags, not the panel's `columns` mapping
+    result = in_process("fit", root / "old.csv", "-o", "x.json", cwd=tmp_path, capsys=capsys)
+    assert result.returncode == 2 and "missing column(s)" in result.stderr
+    assert "--task, --language, --backbone, --score, --framework" in result.stderr
+    assert "`columns`" not in result.stderr and "panel" not in result.stderr
+    # repeated runs told apart by a column: --framework suggested, and it works
+    old.rename(columns={"framework": "seed"}).to_csv(tmp_path / "seeds.csv", index=False)
+    result = in_process("fit", "seeds.csv", "-o", "x.json", *options, cwd=tmp_path, capsys=capsys)
+    assert result.returncode == 2 and "(--framework seed)" in result.stderr, result.stderr
+    result = in_process("fit", "seeds.csv", "-o", "x.json", *options, "--framework", "seed",
+                        cwd=tmp_path, capsys=capsys)
+    assert result.returncode == 0, result.stderr
+    assert list(tmp_path.glob(".*")) == []
+
+
+def test_rank_intervals_without_a_band_are_said_to_be_too_narrow(tables, tmp_path, capsys):
+    """Item 16: with the defaults of last time (no band) `apply --rankings` took beta as exact
+    (per-language coverage 0.901 at 0.95) without a word. The default now fits a band; a
+    calibrator fitted with --band-replicates 0 gets a warning naming the fix."""
+    root, _, _ = tables
+    options = [item for standard, user in COLUMNS.items() for item in (f"--{standard}", user)]
+    result = in_process("fit", root / "old.csv", "-o", "bare.json", *options, "--band-replicates",
+                        0, cwd=tmp_path, capsys=capsys)
+    assert result.returncode == 0 and "no band" in result.stdout
+    result = in_process("apply", "--calibrator", "bare.json", root / "new.csv", "-o", "out.csv",
+                        "--rankings", "ranks.csv", "--replicates", 100, cwd=tmp_path,
+                        capsys=capsys)
+    assert result.returncode == 0, result.stderr
+    assert "judgecal apply: warning: rank intervals of a calibrator without a band" in (
+        result.stderr)
+    assert "--band-replicates 500" in result.stderr and "Traceback" not in result.stderr
+    result = in_process("apply", "--calibrator", root / "calibrator.json", root / "new.csv", "-o",
+                        "out2.csv", "--rankings", "ranks2.csv", "--replicates", 100,
+                        cwd=tmp_path, capsys=capsys)
+    assert result.returncode == 0 and "warning" not in result.stderr

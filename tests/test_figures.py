@@ -417,3 +417,50 @@ def test_stopping_curve_draws_every_round_and_rings_the_stop():
     assert list(pairs_axis.lines[0].get_xdata()) == [1.2, 2.4, 3.6, 4.8]
     ringed = pairs_axis.collections[0].get_offsets()
     assert ringed.tolist() == [[4.8, 0.0]]
+# --- issue 28 item 14 (and 10): titles, legends of present series only, the FDR level -------------
+def legend_labels(fig: Figure) -> list[str]:
+    legends = [*fig.legends] + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    return [text.get_text() for legend in legends for text in legend.get_texts()]
+
+
+def test_the_figure_script_names_the_panel_in_every_title():
+    """task_count_curve and reversal_strength had no panel name in their title; every figure
+    the workflow draws now has it (titles are passed by workflow_scripts/figure.py)."""
+    source = (Path(__file__).resolve().parents[1] / "workflow_scripts" / "figure.py").read_text()
+    builders = source[source.index("builders = {"):source.index("return builders")]
+    entries = builders.split('\n        "')[1:]
+    assert len(entries) == 14  # every figure of rules/report.functions.smk's FIGURES
+    assert all("title=title(" in entry for entry in entries), [
+        entry.split('"')[0] for entry in entries if "title=title(" not in entry]
+    ax = fg.reversal_strength(pairs_table(), fdr=0.05, title="Rank reversal (my_panel)").axes[0]
+    assert ax.get_title().startswith("Rank reversal (my_panel)\n2 of 3 pairs reverse")
+    fig = fg.task_count_curve(task_count_table(), title="Task-count ablation (my_panel)")
+    assert fig.get_suptitle() == "Task-count ablation (my_panel)"
+
+
+def test_the_fdr_level_is_in_the_legend_and_absent_series_have_no_entry():
+    pairs = pairs_table()
+    fig = fg.reversal_strength(pairs, fdr=0.1)
+    assert legend_labels(fig) == ["significant (BH q ≤ 0.1)", "not significant"]
+    assert "(BH FDR 0.1)" in fig.axes[0].get_title()
+    none_significant = pairs.assign(significant=False)
+    assert legend_labels(fg.reversal_strength(none_significant, fdr=0.05)) == ["not significant"]
+    bands, summary = band_tables()
+    wide = bands.assign(band_low=bands["beta"] - 100, band_high=bands["beta"] + 100)
+    labels = legend_labels(fg.band_vs_radius(wide, summary))
+    assert not any("excludes 0" in label for label in labels)
+    assert any(label.startswith("β ± simultaneous 95% band") and "contains 0" in label
+               for label in labels)
+    no_truth = task_count_table().assign(error_true_mean=np.nan, error_true_sd=np.nan)
+    assert not any("true" in label for label in legend_labels(fg.task_count_curve(no_truth)))
+    subsets = subsets_table().assign(raw_tau_mean=np.nan)
+    assert "raw (mean across subsets)" not in legend_labels(fg.backbone_subsets_panel(subsets))
+
+
+def test_the_heldout_legend_says_reproduced_only_beside_published_values():
+    """Item 10: on a user's panel (no published values) the legend said "reproduced mean"."""
+    own = legend_labels(fg.heldout_tau_forest(tau_table()))
+    assert own == ["mean, 95% interval"]
+    assert legend_labels(fg.heldout_tau_forest(tau_table(), published={"Other": 0.5})) == own
+    paper = legend_labels(fg.heldout_tau_forest(tau_table(), published={"CBC": 0.9}))
+    assert paper == ["reproduced mean, 95% interval", "published mean"]

@@ -15,7 +15,7 @@ from judge_items import pairwise_items, pointwise_items
 from judge_server import JudgeServer, default_pairwise_judges
 from judgecal.judges import (AnswerFormat, Budget, CallCache, Endpoint, RetryPolicy, Stopped,
                              backoff_delay, call_key, load_prompt, parse_answer, plan_table,
-                             protocols, run_calls)
+                             plan_totals, protocols, readable_cost, run_calls)
 from judgecal.judges.runner import progress_line
 
 REPO = Path(__file__).resolve().parents[1]
@@ -143,7 +143,9 @@ def test_pairwise_call_counts_and_plan(tmp_path):
     judged = rows.loc[("judge", "judge_pairwise")]
     assert judged["output_tokens"] == 12 * judged["calls"]
     assert judged["cost_usd"] == pytest.approx((judged["input_tokens"] + 2 * judged["output_tokens"]) / 1e6)
-    assert plan.iloc[-1]["calls"] == plan.iloc[:-1]["calls"].sum()
+    assert "total" not in set(plan["endpoint"])  # data rows only; the totals are apart
+    total = plan_totals(plan)
+    assert total.iloc[0]["calls"] == plan["calls"].sum() and total.iloc[0]["endpoints"] == 2
     metas = [c.meta for c in calls if c.meta["stage"] == "judge_pairwise"]
     assert len(metas) == 10 * (3 * 2 + 2)
     probes = [m for m in metas if m["gold"] == "Tie"]
@@ -368,3 +370,20 @@ def test_an_empty_shard_writes_an_empty_calls_table(tmp_path):
     table = protocols.calls_table([], {})
     table.to_parquet(tmp_path / "empty.parquet")
     assert len(pd.read_parquet(tmp_path / "empty.parquet")) == 0 and "status" in table
+
+
+def test_plan_costs_are_rounded_for_reading_and_totals_kept_apart(tmp_path):
+    """Issue 28 item 12: plan.csv showed 0.9093000000000001 and mixed a `total` row into the
+    data rows. Costs are written to 4 significant digits, never coarser than cents, and the
+    totals go to their own one-row table."""
+    judge = Endpoint("judge", "http://x/v1", "m", price_input_per_million=0.15,
+                     price_output_per_million=0.6)
+    cost = judge.cost(29_940, 2_994)
+    assert repr(cost) == "0.006287399999999999" and readable_cost(cost) == 0.006287
+    assert readable_cost(0.9093000000000001) == 0.9093
+    assert readable_cost(0.000123456) == 0.0001235 and readable_cost(1953.1234) == 1953.12
+    assert readable_cost(0.0) == 0.0 and readable_cost(12.3456) == 12.35
+    frame = pd.DataFrame({"endpoint": ["judge"], "cost_usd": [0.9093000000000001]})
+    frame.assign(cost_usd=frame["cost_usd"].map(readable_cost)).to_csv(tmp_path / "p.csv",
+                                                                       index=False)
+    assert (tmp_path / "p.csv").read_text().splitlines()[1] == "judge,0.9093"

@@ -52,7 +52,22 @@ def own_data_config(tmp_path):
 @pytest.mark.slow
 def test_own_data_end_to_end(tmp_path):
     config = write_config(tmp_path, own_data_config(tmp_path))
-    snakemake(tmp_path, "--configfile", str(config))
+    result = snakemake(tmp_path, "--configfile", str(config))
+    # issue 28 items 11 and 10: the run ends with a short summary, not a dict; on the user's own
+    # panel claims.md says the claims belong to the default reproduction
+    summary = result.stderr[result.stderr.index("judgecal: finished."):].splitlines()
+    assert len(summary) <= 5 + 2  # then only snakemake's own "Complete log(s)" and its time
+    summary = summary[:5]
+    assert "result file(s) written this run, under results/" in summary[0]
+    assert summary[1:] == [
+        "  panels: mine (cbc)",
+        "  claims: none checked, as these panels are not the default reproduction's "
+        "(results/claims.md)",
+        "  figures: 2 in results/<panel>/figures/ (PNG and SVG)",
+        "  report: snakemake --report results/report.html"], summary
+    assert "claims: {" not in result.stderr  # the claims log line was a Python dict
+    claims_md = (tmp_path / "results" / "claims.md").read_text()
+    assert "default reproduction" in claims_md and "not computed |" not in claims_md
     out = tmp_path / "results" / "mine"
     beta = pd.read_csv(out / "cbc" / "beta.csv")
     assert list(beta.columns) == ["language", "backbone", "beta"] and len(beta) == 9

@@ -18,7 +18,8 @@ def main(smk):
     calibrator = Calibrator(score_range=panel["score_range"], missing=panel["missing"],
                             estimator=panel["estimator"],
                             languages=list(pd.unique(cells["language"])),
-                            backbones=list(pd.unique(cells["backbone"])))
+                            backbones=list(pd.unique(cells["backbone"])),
+                            band_replicates=0)  # a band only with the panel's `bands`
     if band:
         calibrator.set_params(band_replicates=band["replicates"], band_level=band["level"],
                               seed=band["seed"])

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import yaml
 
-from judgecal.report.claims import claims_markdown, evaluate_claims
+from judgecal.report.claims import STATUSES, claims_markdown, evaluate_claims
 from judgecal.scripting import run_step, write_csv
 
 log = logging.getLogger("judgecal.report.claims")
@@ -19,8 +19,9 @@ def main(smk):
     table = evaluate_claims(claims, root=root, data_dir=smk.params.data_dir,
                             produced={Path(path).relative_to(root).as_posix()
                                       for path in smk.input.claimed})
-    counts = table["status"].value_counts().to_dict()
-    log.info("%d claims: %s", len(table), counts)
+    counts = table["status"].value_counts()
+    log.info("%d claims: %s", len(table),
+             ", ".join(f"{counts.get(s, 0)} {s}" for s in STATUSES))
     for row in table[table["status"] == "differs"].itertuples():
         log.info("differs: %s (published %s, reproduced %s) %s", row.quantity, row.published,
                  row.reproduced, row.note)

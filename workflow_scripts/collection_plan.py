@@ -1,12 +1,14 @@
 """The cost plan of a collection, written before any call. Rule collection_plan_part: the calls,
 estimated tokens and cost of one endpoint (translations estimated as long as their source,
 translated conditions judged on the reference texts as stand-ins); rule collection_plan: the
-parts stacked with a total row."""
+parts stacked (plan.csv, data rows only) and their totals apart (plan_total.csv); costs rounded
+for reading (judgecal.judges.readable_cost)."""
 import logging
 
 import pandas as pd
 
-from judgecal.judges import Endpoint, load_prompt, plan_table, protocols
+from judgecal.judges import (Endpoint, load_prompt, plan_table, plan_totals, protocols,
+                             readable_cost)
 from judgecal.scripting import run_step, write_csv
 
 log = logging.getLogger("judgecal.collect")
@@ -39,24 +41,27 @@ def endpoint_calls(smk, endpoint):
     return calls
 
 
+def readable(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(cost_usd=frame["cost_usd"].map(readable_cost))
+
+
 def main(smk):
     cpt = smk.config["collection"]["chars_per_token"]
     if smk.rule == "collection_plan_part":
         endpoint = Endpoint.from_config(smk.wildcards.endpoint, smk.params.endpoint)
         plan = plan_table(endpoint_calls(smk, endpoint), {endpoint.name: endpoint}, cpt)
-        write_csv(plan[plan["endpoint"] != "total"], smk.output.plan)
+        write_csv(readable(plan), smk.output.plan)
         return
-    parts = pd.concat([pd.read_csv(p) for p in smk.input], ignore_index=True)
-    total = pd.DataFrame([{"endpoint": "total", "model": "", "stage": "all",
-                           **{c: parts[c].sum() for c in ("calls", "input_tokens",
-                                                          "output_tokens", "cost_usd")}}])
-    plan = pd.concat([parts, total], ignore_index=True)
-    log.info("plan of %s:\n%s", smk.wildcards.panel, plan.to_string())
+    plan = pd.concat([pd.read_csv(p) for p in smk.input], ignore_index=True)
+    total = plan_totals(plan)
+    log.info("plan of %s:\n%s\ntotal:\n%s", smk.wildcards.panel, plan.to_string(index=False),
+             readable(total).to_string(index=False))
     limit = smk.config["collection"]["max_cost"]
-    if limit is not None and plan["cost_usd"].iloc[-1] > limit:
+    if limit is not None and total["cost_usd"].iloc[0] > limit:
         log.warning("estimated cost $%.2f is above max_cost $%.2f: the run will stop there",
-                    plan["cost_usd"].iloc[-1], limit)
-    write_csv(plan, smk.output.plan)
+                    total["cost_usd"].iloc[0], limit)
+    write_csv(readable(plan), smk.output.plan)
+    write_csv(readable(total), smk.output.total)
 
 
 run_step(main, snakemake)

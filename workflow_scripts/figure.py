@@ -21,7 +21,8 @@ def published_taus(claims_path, panel):
 
 
 def draw(name, tables, panel, kind, claims_path):
-    """Figure ``name`` of ``panel`` from its input ``tables`` (argument -> table)."""
+    """Figure ``name`` of ``panel`` from its input ``tables`` (argument -> table); every title
+    names the panel."""
     units = "margin points" if kind == "preference_margins" else "score points"
     title = lambda text: f"{text} ({panel})"
     builders = {
@@ -29,19 +30,31 @@ def draw(name, tables, panel, kind, claims_path):
             tables["beta"], units, title=title("Language x backbone interaction β")),
         "ranking_bump_chart": lambda: figures.ranking_bump_chart(
             tables["rankings"], title=title("Backbone ranks per language, raw vs CBC")),
-        "band_vs_radius": lambda: figures.band_vs_radius(tables["bands"], tables["summary"],
-                                                         units),
+        "band_vs_radius": lambda: figures.band_vs_radius(
+            tables["bands"], tables["summary"], units,
+            title=title("Interaction β: simultaneous bootstrap band vs union-bound radius")),
         "heldout_tau": lambda: figures.heldout_tau_forest(
             tables["tau"], published_taus(claims_path, panel) or None,
             title=title("Held-out cross-task rank consistency")),
-        "reversal_strength": lambda: figures.reversal_strength(tables["pairs"], f"{units}²"),
-        "cmi_null": lambda: figures.cmi_null_histogram(tables["null"], tables["summary"]),
-        "task_count_curve": lambda: figures.task_count_curve(tables["task_count"], units),
-        "backbone_subsets": lambda: figures.backbone_subsets_panel(tables["subsets"]),
-        "lolo": lambda: figures.lolo_panel(tables["lolo"]),
-        "deletion_mae": lambda: figures.deletion_mae(tables["mae"], units),
-        "judge_ls_flips": lambda: figures.judge_ls_flips(tables["flips"]),
-        "judge_ls_position": lambda: figures.judge_ls_position(tables["position"]),
+        "reversal_strength": lambda: figures.reversal_strength(
+            tables["pairs"], f"{units}²", fdr=tables["summary"]["fdr"],
+            title=title("Rank reversal strength per backbone pair")),
+        "cmi_null": lambda: figures.cmi_null_histogram(
+            tables["null"], tables["summary"],
+            title=title("I(score; language | backbone, task): permutation null vs observed")),
+        "task_count_curve": lambda: figures.task_count_curve(
+            tables["task_count"], units, title=title("Task-count ablation")),
+        "backbone_subsets": lambda: figures.backbone_subsets_panel(
+            tables["subsets"], title=title("Backbone-subset ablation")),
+        "lolo": lambda: figures.lolo_panel(
+            tables["lolo"], title=title("Leave-one-language-out: raw vs zero-shot CBC")),
+        "deletion_mae": lambda: figures.deletion_mae(
+            tables["mae"], units, title=title("Interaction on incomplete panels")),
+        "judge_ls_flips": lambda: figures.judge_ls_flips(
+            tables["flips"], title=title("Judge-LS: verdict flips per judge and condition")),
+        "judge_ls_position": lambda: figures.judge_ls_position(
+            tables["position"],
+            title=title("Judge-LS: position inconsistency per judge and condition")),
         "applied_ranks": lambda: figures.applied_ranks(
             tables["rankings"], title=title("Ranks with the applied calibrator")),
         "new_judge": lambda: figures.new_judge(

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .checksums import verify as verify_checksum
-from .errors import InputError, file_rows
+from .errors import InputError, file_rows, reads_files, say
 from .formats import is_spreadsheet, spreadsheet_error
 from .panel import Panel
 from .shape import empty_pairs_error
@@ -68,7 +68,8 @@ def input_file(path, mapping: dict | None = None) -> tuple[Path, dict]:
     renaming of its columns (file name -> standard name) from ``mapping`` (standard -> file)."""
     path = Path(path)
     if not path.is_file():
-        raise InputError(path, "file not found", "an existing CSV or Parquet file (check data_dir)")
+        raise InputError(path, "file not found",
+                         f"an existing CSV or Parquet file ({say('paths')})")
     if is_spreadsheet(path):
         raise spreadsheet_error(path)
     verify_checksum(path)
@@ -108,7 +109,7 @@ def read_table(path, columns: list[str] | None = None, mapping: dict | None = No
             wanted = [f"{c} (your '{named[c]}')" if c in named else c for c in missing]
             present = [named.get(c, c) for c in frame.columns]
             raise InputError(path, f"missing column(s) {wanted}; it has {present}",
-                             f"columns {columns} (rename them with the panel's `columns` mapping)")
+                             f"columns {columns} (name yours with {say('columns')})")
     return frame
 
 
@@ -131,7 +132,7 @@ def _check_unique(path, names: list[str]) -> None:
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise InputError(path, f"column name(s) {repeated} appear more than once",
-                         "each column once (after renaming with the panel's `columns` mapping)")
+                         f"each column once (after renaming with {say('columns')})")
 
 
 def read_panel(path) -> Panel:
@@ -170,15 +171,35 @@ def empty_key_error(source, key: str, n: int, rows) -> InputError:
 
 
 def duplicate_error(source, keys: list[str], n: int, rows) -> InputError:
-    return InputError(source, f"{n} rows share the same {keys}", f"one row per {tuple(keys)}",
-                      rows, n_rows=n)
+    """Rows sharing their keys; a table without a framework column whose repeats are told apart
+    by another column (a seed, a repeat number) gets that column suggested as the framework."""
+    expected = f"one row per {tuple(keys)}"
+    repeat = _repeat_column(rows, keys)
+    if repeat is not None:
+        expected += (f"; column '{repeat}' tells these rows apart: name it as the framework "
+                     f"({say('framework column', repeat)}) to keep them as repeated runs")
+    return InputError(source, f"{n} rows share the same {keys}", expected, rows, n_rows=n)
+
+
+def _repeat_column(rows, keys: list[str]) -> str | None:
+    """A column of the offending rows that, with the keys, makes them unique, when the table
+    has no framework column (every framework "single")."""
+    if rows is None or "framework" not in keys or len(rows) < 2 or not (
+            rows.get("framework", pd.Series(["single"])).astype(str) == "single").all():
+        return None
+    for column in rows.columns:
+        if column in (*keys, "score", "stratum") or rows[column].isna().any():
+            continue
+        if rows[column].nunique() > 1 and not rows.duplicated([*keys, column]).any():
+            return str(column)
+    return None
 
 
 def missing_columns_error(source, absent: list[str], columns, keys: list[str]) -> InputError:
     return InputError(source, f"missing column(s) {absent}; it has {list(columns)} (after "
-                      "renaming with the panel's `columns`)",
-                      f"columns {keys + ['score']}: map your own names to these with the panel's "
-                      "`columns` (e.g. columns: {score: pct}) or the API's keyword arguments")
+                      f"renaming with {say('columns')})",
+                      f"columns {keys + ['score']}: map your own names to these with "
+                      f"{say('columns')} (e.g. {say('column example')})")
 
 
 def empty_labels(labels: pd.Series) -> np.ndarray:
@@ -229,11 +250,11 @@ def score_error(source, check: str, n: int, rows, score_range) -> InputError:
     if check == "outside":
         low, high = score_range
         return InputError(source, f"{n} score(s) outside [{low}, {high}]",
-                          f"scores in [{low}, {high}] (the panel's score_range)", rows,
+                          f"scores in [{low}, {high}] ({say('score_range')})", rows,
                           n_rows=n)
     return InputError(source, f"{n} missing (NaN) score(s)",
-                      "a score in every row, or `missing: omit` in the panel config to leave "
-                      "them out of the means", rows, n_rows=n)
+                      f"a score in every row, or {say('missing omit')} to leave them out of "
+                      "the means", rows, n_rows=n)
 
 
 def all_missing_error(source, n: int) -> InputError:
@@ -282,7 +303,8 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
     absent = [c for c in keys + ["score"] if c not in frame.columns]
     if absent:
         raise missing_columns_error(source, absent, frame.columns, keys)
-    frame = frame.reset_index(drop=True)
+    if reads_files():  # rows are named by file row (a DataFrame given to the API: its index)
+        frame = frame.reset_index(drop=True)
     _check_rows(frame, source, "runs")
     _check_keys(frame, keys, source)
     score, masks = score_masks(frame["score"], score_range)
@@ -356,11 +378,11 @@ def order_labels(present, wanted, axis: str, source) -> tuple[str, ...]:
     absent = [w for w in wanted if w not in set(present)]
     if absent:
         raise InputError(source, f"{axis}(s) {absent} are configured but have no runs",
-                         f"runs for every configured {axis}, or remove them from the panel's "
-                         f"`{axis}s` list")
+                         f"runs for every configured {axis}, or remove them from "
+                         f"{say(axis + 's')}")
     if unknown:
         raise InputError(source, f"{axis}(s) {unknown} have runs but are not in the configured "
-                         f"order {wanted}", f"every {axis} listed in the panel's `{axis}s`")
+                         f"order {wanted}", f"every {axis} listed in {say(axis + 's')}")
     return tuple(wanted)
 
 

@@ -32,7 +32,7 @@ import pandas as pd
 
 from . import io
 from .checksums import verify as verify_checksum
-from .errors import InputError
+from .errors import InputError, say
 from .formats import SPREADSHEET_SUFFIXES, is_spreadsheet, spreadsheet_error
 from .streaming import BATCH_ROWS, iter_table, scan_runs
 from .streaming.checks import SOURCE_CAPTION
@@ -139,7 +139,7 @@ def source_files(value, base_dir=None) -> list[Path]:
 def not_found(full: Path, problem: str, base_dir=None) -> InputError:
     """A source path that names nothing, with where it was looked for (data_dir resolved)."""
     where = (f"; relative paths are read under data_dir, here {Path(base_dir).resolve()}"
-             if base_dir is not None else "")
+             if base_dir is not None else f" ({say('paths')})")
     return InputError(full, f"{problem} (looked for {full.resolve()})",
                       "a file, a folder of tables or a glob matching files" + where
                       + ": fix the path or set data_dir to the folder that holds it")

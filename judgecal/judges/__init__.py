@@ -8,10 +8,10 @@ exists. Only :mod:`.runner` awaits anything; the rest is pure and tested without
 from .cache import CallCache, call_key
 from .endpoints import Endpoint, endpoints_from_config
 from .parse import AnswerFormat, parse_answer
-from .plan import plan_table
+from .plan import plan_table, plan_totals, readable_cost
 from .prompts import Prompt, load_prompt
 from .runner import Budget, Call, RetryPolicy, Stopped, backoff_delay, run_calls
 
 __all__ = ["AnswerFormat", "Budget", "Call", "CallCache", "Endpoint", "Prompt", "RetryPolicy",
            "Stopped", "backoff_delay", "call_key", "endpoints_from_config", "load_prompt",
-           "parse_answer", "plan_table", "run_calls"]
+           "parse_answer", "plan_table", "plan_totals", "readable_cost", "run_calls"]

@@ -17,6 +17,7 @@ from .endpoints import Endpoint
 MESSAGE_OVERHEAD = 4
 PLAN_COLUMNS = ["endpoint", "model", "stage", "calls", "input_tokens", "output_tokens",
                 "cost_usd"]
+TOTAL_COLUMNS = ["endpoints", "calls", "input_tokens", "output_tokens", "cost_usd"]
 
 
 def estimate_tokens(text: str, chars_per_token: float = 4.0) -> int:
@@ -30,7 +31,7 @@ def message_tokens(messages: list[dict], chars_per_token: float = 4.0) -> int:
 
 def plan_table(calls, endpoints: dict[str, Endpoint], chars_per_token: float = 4.0
                ) -> pd.DataFrame:
-    """One row per (endpoint, stage) and a ``total`` row; columns :data:`PLAN_COLUMNS`.
+    """One row per (endpoint, stage); columns :data:`PLAN_COLUMNS` (totals: :func:`plan_totals`).
 
     ``calls``: :class:`~judgecal.judges.runner.Call` objects whose meta has ``stage``,
     ``endpoint`` and ``expected_output_tokens``; calls without messages (no input) are left out.
@@ -49,9 +50,22 @@ def plan_table(calls, endpoints: dict[str, Endpoint], chars_per_token: float = 4
     table.insert(1, "model", table["endpoint"].map({n: e.model for n, e in endpoints.items()}))
     table["cost_usd"] = [endpoints[e].cost(i, o) for e, i, o in
                          zip(table["endpoint"], table["input_tokens"], table["output_tokens"])]
-    total = pd.DataFrame([{"endpoint": "total", "model": "", "stage": "all",
-                           "calls": int(table["calls"].sum()),
-                           "input_tokens": int(table["input_tokens"].sum()),
-                           "output_tokens": int(table["output_tokens"].sum()),
-                           "cost_usd": float(table["cost_usd"].sum())}])
-    return pd.concat([table, total], ignore_index=True)[PLAN_COLUMNS]
+    return table[PLAN_COLUMNS]
+
+
+def plan_totals(table: pd.DataFrame) -> pd.DataFrame:
+    """The plan's one totals row (columns :data:`TOTAL_COLUMNS`): endpoints, calls, tokens and
+    cost summed over the rows of :func:`plan_table` (written apart, as ``plan_total.csv``)."""
+    return pd.DataFrame([{"endpoints": int(table["endpoint"].nunique()),
+                          "calls": int(table["calls"].sum()),
+                          "input_tokens": int(table["input_tokens"].sum()),
+                          "output_tokens": int(table["output_tokens"].sum()),
+                          "cost_usd": float(table["cost_usd"].sum())}], columns=TOTAL_COLUMNS)
+
+
+def readable_cost(value: float) -> float:
+    """A cost rounded for people: 4 significant digits, but never coarser than cents
+    (0.9093000000000001 -> 0.9093, 0.000123456 -> 0.0001235, 1953.123 -> 1953.12)."""
+    if not math.isfinite(value) or value == 0:
+        return value
+    return round(value, max(2, 3 - math.floor(math.log10(abs(value)))))

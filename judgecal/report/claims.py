@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -152,17 +153,37 @@ def evaluate_claims(claims: list[dict], root=".", data_dir=".", produced=None) -
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 
+def section_number(section: str) -> tuple:
+    """Sort key of a claim's section by its leading number ("10.2 Parse failures" -> (10, 2));
+    a section without one sorts last."""
+    match = re.match(r"(\d+(?:\.\d+)*)\b", str(section))
+    return (0, *map(int, match.group(1).split("."))) if match else (1,)
+
+
 def claims_markdown(table: pd.DataFrame) -> str:
-    """The claims table rendered for people: a status count and one line per claim."""
+    """The claims table rendered for people: a status count and one line per claim, the
+    sections in the order of their numbers (those of docs/methods.md). The claims belong to the
+    default reproduction; when none of its outputs was made (a user's own panels), the file
+    says so instead of listing every claim as not computed."""
     counts = table["status"].value_counts()
+    if counts.get("not computed", 0) == len(table):
+        return ("# Reproduction claims\n\nThe claims table compares the default reproduction "
+                "(the panels of config/config.yaml) with the published values of the CBC and "
+                f"Judge-LS papers. None of its {len(table)} claims was checked: this configuration "
+                "does not run the panels they are computed on. Your own panels' results are in "
+                "results/<panel>/ (docs/outputs.md); to check the claims, run the default "
+                "configuration (`snakemake --cores 2`, no --configfile).\n")
     verbs = {"differs": "differ"}  # "2 differ", not "2 differs"
     head = ", ".join(f"{counts.get(s, 0)} {verbs.get(s, s)}" for s in STATUSES)
-    lines = [f"# Reproduction claims\n\n{len(table)} published quantities: {head}.\n",
+    quantities = "quantity" if len(table) == 1 else "quantities"
+    lines = [f"# Reproduction claims\n\n{len(table)} published {quantities} of the default "
+             f"reproduction: {head}.\n",
              "| section | quantity | published | reproduced | difference | tol | status | note |",
              "|---|---|---|---|---|---|---|---|"]
     fmt = lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
     cell = lambda text: str(text).replace("|", "\\|")
-    for row in table.itertuples():
+    order = sorted(range(len(table)), key=lambda i: section_number(table["section"].iloc[i]))
+    for row in table.iloc[order].itertuples():
         lines.append(f"| {cell(row.section)} | {cell(row.quantity)} | {fmt(row.published)} | "
                      f"{fmt(row.reproduced)} | {fmt(row.difference)} | {fmt(row.tolerance)} | "
                      f"{row.status} | {cell(row.note)} |")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..errors import InputError
+from ..errors import FILE_ROWS, InputError
 from ..io import RUN_KEYS
 from .codes import Axis, stripped_labels
 from .stats import KeyCounts
@@ -148,8 +148,10 @@ class RunChecks:
                 except TypeError:
                     common = np.dtype(object)
                 rows[name] = column.astype(common if common.kind in "biuf" else object)
-        if self.locate is None:
-            return rows.set_axis(rows.index + 2, axis=0)
+        if self.locate is None:  # one file, streamed: its row numbers, whoever reads it
+            rows = rows.set_axis(rows.index + 2, axis=0)
+            rows.attrs["rows_caption"] = FILE_ROWS
+            return rows
         labels = self.locate(rows.index)
         rows = rows.set_axis(list(labels), axis=0)
         rows.attrs["rows_caption"] = getattr(labels, "caption", SOURCE_CAPTION)

@@ -21,7 +21,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import InputError, say
 
 NUMERIC = ("score",)
 """Fields read as numbers (float64) by the fast reader; every other field is text."""
@@ -113,7 +113,7 @@ class _Fields:
                                  f"'{self.fields[name]}' (the {name}): {self.unit}(s) "
                                  f"{', '.join(str(n) for n in where)}{more}",
                                  f"a value at '{self.fields[name]}' in every record (map "
-                                 f"{name} to another field with the panel's `columns`)")
+                                 f"{name} to another field with {say('columns')})")
         return batch
 
 

@@ -46,7 +46,7 @@ def task_count_curve(task_count: pd.DataFrame, units: str = "score points",
 
     right.errorbar(n, data["error_mean"], data["error_sd"], color=blue, marker="o", capsize=3,
                    label=r"$|\hat\beta_n - \beta_{\rm full}|$ (mean ± SD)")
-    if "error_true_mean" in data:
+    if "error_true_mean" in data and np.isfinite(data["error_true_mean"]).any():
         right.errorbar(n, data["error_true_mean"], data.get("error_true_sd"), color=green,
                        marker="^", capsize=3,
                        label=r"$|\hat\beta_n - \beta_{\rm true}|$ (mean ± SD)")
@@ -91,7 +91,7 @@ def backbone_subsets_panel(subsets: pd.DataFrame, seed: int = 0,
     ax.errorbar(sizes["size"], sizes["tau_mean"], sizes["tau_sd"], color="black", marker="D",
                 linestyle="none", capsize=4, markersize=6, label="mean ± SD across subsets",
                 zorder=3)
-    if "raw_tau_mean" in sizes:
+    if "raw_tau_mean" in sizes and np.isfinite(sizes["raw_tau_mean"]).any():
         ax.plot(sizes["size"], sizes["raw_tau_mean"], color=OKABE_ITO[1], marker="s",
                 linestyle="--", label="raw (mean across subsets)")
     labels = [f"{size:g}" + (f"\n({count:g} subset{'s' * (count != 1)})" if "n_subsets" in sizes

@@ -106,15 +106,17 @@ def band_vs_radius(bands: pd.DataFrame, summary: dict, units: str = "score point
     critical = summary.get("critical_value")
     band_label = f"β ± simultaneous {level:.0%} band" + (f" (critical value {critical:.2f})"
                                                          if critical is not None else "")
-    key = [
+    key = [  # a marker kind no cell has gets no entry
         Line2D([], [], color="0.3", linewidth=1.6, marker="o", markerfacecolor="0.3",
-               label=f"{band_label}, band excludes 0"),
+               label=f"{band_label}, band excludes 0") if excludes.any() else None,
         Patch(color=RADIUS_FILL, label=f"± union-bound radius, residual-SD σ ({residual:.2f})"),
         Line2D([], [], color="0.3", linewidth=1.6, marker="o", markerfacecolor="white",
-               label="band contains 0"),
+               label="band contains 0" if excludes.any() else f"{band_label}, band contains 0")
+        if not excludes.all() else None,
         Line2D([], [], color="black", linestyle="--",
                label=f"± union-bound radius, total-SD σ ({total:.2f})"),
     ]
+    key = [entry for entry in key if entry is not None]
     fig.legend(handles=backbone_handles, loc="outside right upper", title="judge backbone")
     fig.legend(handles=key, loc="outside lower center", ncols=2)
     ax.set_title(title or "Interaction β: simultaneous bootstrap band vs union-bound radius")

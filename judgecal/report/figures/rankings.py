@@ -60,7 +60,8 @@ def heldout_tau_forest(tau: pd.DataFrame, published: dict | None = None,
     ``tau``: columns method, mean, ci_low, ci_high (``heldout/tau.csv``: mean and 2.5/97.5
     percentiles over task bootstraps of the mean tau-b across language pairs; docs/methods.md
     section 2, paper Table 2). ``published``: optional method -> published mean, drawn as hollow
-    diamonds (methods absent from ``tau`` are ignored). The value and interval are printed at
+    diamonds (methods absent from ``tau`` are ignored); the legend says "reproduced mean" only
+    when some are drawn, else "mean" (a user's own panel). The value and interval are printed at
     the right; a method without a mean is listed with its ``reason`` (tau.csv), else "not
     available".
     """
@@ -70,10 +71,12 @@ def heldout_tau_forest(tau: pd.DataFrame, published: dict | None = None,
     fig = new_figure(7.2, 1.4 + 0.3 * len(data))
     ax = fig.add_subplot()
     ax.axvline(0, color="0.4", linewidth=0.8)
+    known = data["method"].map(published or {}).astype(float)
+    compared = bool(np.isfinite(known).any())  # "reproduced" only beside published values
     interval_dots(ax, y, data["mean"], data["ci_low"], data["ci_high"],
-                   label=f"reproduced mean, {INTERVAL_LABEL}", **series_style(0))
-    if published:
-        known = data["method"].map(published)
+                   label=f"{'reproduced mean' if compared else 'mean'}, {INTERVAL_LABEL}",
+                   **series_style(0))
+    if compared:
         ax.plot(known, y, linestyle="none", marker="D", markersize=7, markerfacecolor="none",
                 markeredgecolor=OKABE_ITO[3], markeredgewidth=1.4, label="published mean")
     for row in data.itertuples():
@@ -95,14 +98,15 @@ def heldout_tau_forest(tau: pd.DataFrame, published: dict | None = None,
 
 
 @styled
-def reversal_strength(pairs: pd.DataFrame, units: str = "score points²",
+def reversal_strength(pairs: pd.DataFrame, units: str = "score points²", fdr: float | None = None,
                       title: str | None = None) -> Figure:
     """Reversal strength ``delta = max(0, -d(a) d(b))`` per backbone pair, sorted, by significance.
 
     ``pairs``: columns backbone_i, backbone_j, witness_a, witness_b, delta, q_value, reversed,
     significant (``reversal/pairs.csv``; docs/methods.md section 4). Bars are coloured by
-    ``significant`` (BH q <= FDR); the labels give the witness languages (a / b) of reversed
-    pairs, and the bar ends the q-value.
+    ``significant`` (BH q <= ``fdr``, the level named in the legend: ``reversal/summary.json``'s
+    fdr); the labels give the witness languages (a / b) of reversed pairs, and the bar ends the
+    q-value. The title (``title``, or a default) is followed by the counts of reversing pairs.
     """
     require_columns(pairs, ["backbone_i", "backbone_j", "witness_a", "witness_b", "delta", "q_value",
                      "reversed", "significant"], "reversal_strength")
@@ -125,9 +129,12 @@ def reversal_strength(pairs: pd.DataFrame, units: str = "score points²",
     ax.set_ylim(-0.6, len(data) - 0.4)
     ax.yaxis.grid(False)
     ax.set_xlabel(f"reversal strength δ = −d(a)·d(b) ({units})")
-    ax.legend(handles=[Patch(color=colors[True], label="significant (BH q ≤ FDR)"),
-                       Patch(color=colors[False], label="not significant")], loc="lower right")
+    level = f"{fdr:g}" if fdr is not None else "FDR"
+    names = {True: f"significant (BH q ≤ {level})", False: "not significant"}
+    ax.legend(handles=[Patch(color=colors[flag], label=names[flag]) for flag in (True, False)
+                       if (significant == flag).any()], loc="lower right")  # present ones only
     n_reversed, n_significant = int(reversed_.sum()), int((reversed_ & significant).sum())
-    ax.set_title(title or f"Rank reversal strength per backbone pair\n{n_reversed} of "
-                          f"{len(data)} pairs reverse, {n_significant} significantly")
+    ax.set_title(f"{title or 'Rank reversal strength per backbone pair'}\n{n_reversed} of "
+                 f"{len(data)} pairs reverse, {n_significant} significantly"
+                 + (f" (BH FDR {fdr:g})" if fdr is not None else ""))
     return fig
