@@ -310,8 +310,14 @@ def _kth_smallest(values: np.ndarray, kth: np.ndarray) -> np.ndarray:
     return result
 
 
-def _label_sizes(labels: np.ndarray) -> np.ndarray:
-    """``n_label[s, p]``: points of stratum s with the label of point p (itself included)."""
+def _label_sizes(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``n_label[s, p]`` (points of stratum s with the label of point p, itself included) and
+    dense label codes. Strata that share one labelling (the workflow's) share one row of each:
+    broadcast views, not per-run arrays."""
+    if (labels == labels[:1]).all():
+        n_label, codes = _label_sizes(labels[:1].copy()) if len(labels) > 1 else (None, None)
+        if n_label is not None:
+            return np.broadcast_to(n_label, labels.shape), np.broadcast_to(codes, labels.shape)
     codes = np.unique(labels, return_inverse=True)[1].reshape(labels.shape)
     n_codes = int(codes.max()) + 1
     offset = codes + n_codes * np.arange(len(codes))[:, None]
@@ -390,8 +396,13 @@ def cmi_null(scores, labels, k: int = 2, convention: str = "protocol",
     n_label, codes = _label_sizes(labels)
     if (n_label < 2).any():
         raise ValueError("cmi_null: every label needs at least 2 points in each stratum")
-    k_i = np.minimum(k, n_label - 1)
-    fixed = (digamma(n_points) + (digamma(k_i) - digamma(n_label)).mean(axis=-1))   # (S,)
+    if n_label.strides[0] == 0:                      # one labelling: one row, broadcast
+        k_i = np.broadcast_to(np.minimum(k, n_label[:1] - 1), scores.shape)
+        fixed = np.broadcast_to(digamma(n_points) + (digamma(k_i[:1]) - digamma(n_label[:1]))
+                                .mean(axis=-1), (n_strata,))
+    else:
+        k_i = np.minimum(k, n_label - 1)
+        fixed = (digamma(n_points) + (digamma(k_i) - digamma(n_label)).mean(axis=-1))   # (S,)
     psi = digamma(np.maximum(np.arange(n_points + 1), 1))                 # psi[m] for m >= 1
 
     chunk = chunk or int(np.clip(_CHUNK_BYTES // (8 * n_strata), 1, n_permutations))
