@@ -49,6 +49,7 @@ register_targets(
 rule calibrator:
     input:
         runs="results/{panel}/runs.parquet",
+        tensor="results/{panel}/tensor.parquet",
         cell_means="results/{panel}/cell_means.csv",
     output:
         calibrator="results/{panel}/cbc/calibrator.json",
@@ -59,7 +60,7 @@ rule calibrator:
     conda:
         "../environment.yml"
     resources:
-        mem_mb=scaled(400, 700, of=["runs"]),
+        mem_mb=scaled(400, 100, of=["runs"]),
         runtime=scaled(30, 3, of=["runs"]),
     params:
         panel=panel_config,

@@ -37,8 +37,9 @@ def first_appearance(path, axes) -> dict[str, list[str]]:
 
 def dense_scores(path, orders: dict[str, tuple[str, ...]]) -> tuple[np.ndarray, dict]:
     """``values`` of shape ``[len(order) for order in orders.values()]``: the score of each run,
-    NaN where no run; and ``{"missing", "duplicated", "unknown"}``: counts of absent keys,
-    of keys with several runs (the last one is kept), and ``{axis: labels}`` outside ``orders``.
+    NaN where no run; and ``{"missing", "duplicated", "unknown", "present"}``: counts of absent
+    keys, of keys with several runs (the last one is kept), ``{axis: labels}`` outside
+    ``orders``, and the boolean array of the keys that have a run.
     """
     axes = list(orders)
     shape = tuple(len(orders[a]) for a in axes)
@@ -65,5 +66,6 @@ def dense_scores(path, orders: dict[str, tuple[str, ...]]) -> tuple[np.ndarray, 
         seen[flat] = True
         values[flat] = score
     counts = {"missing": int(values.size - seen.sum()), "duplicated": int(duplicated.sum()),
-              "unknown": {axis: sorted(labels) for axis, labels in unknown.items() if labels}}
+              "unknown": {axis: sorted(labels) for axis, labels in unknown.items() if labels},
+              "present": seen.reshape(shape)}  # a run is there (its score may be NaN)
     return values.reshape(shape), counts
