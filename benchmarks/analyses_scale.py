@@ -12,6 +12,7 @@ its benchmark file (``max_rss``), its declared ``mem_mb`` from the snakemake log
     python benchmarks/analyses_scale.py                    # 1e5 1e6 1e7
     python benchmarks/analyses_scale.py 1e5 --keep DIR     # the work directories stay in DIR
     python benchmarks/analyses_scale.py 1e6 --json out.json
+    python benchmarks/analyses_scale.py 1e7 --permutations 16   # CMI null: 16 draws, not 500
 
 The largest panel an analysis handles in 24 GB is extrapolated from the two largest panels run:
 peak = a + b * runs fitted through them, solved for 24,000 MB (memory is linear in the runs by
@@ -102,7 +103,7 @@ def measured(results: Path, log: Path) -> list[dict]:
     return jobs
 
 
-def run_panel(n_runs: int, workdir: Path, cores: int) -> dict:
+def run_panel(n_runs: int, workdir: Path, cores: int, permutations: int | None = None) -> dict:
     n_tasks = max(2, round(n_runs / PER_TASK))
     data = workdir / "data"
     data.mkdir(parents=True, exist_ok=True)
@@ -112,6 +113,8 @@ def run_panel(n_runs: int, workdir: Path, cores: int) -> dict:
     config = {"data_dir": str(data), "panels": {"scale": {
         "kind": "judge_runs", "runs": "runs.parquet", "score_range": [0, 100],
         "analyses": ANALYSES}}}
+    if permutations:  # fewer CMI permutations: same memory (chunked), less time
+        config["information"] = {"permutations": permutations}
     (workdir / "config.yaml").write_text(json.dumps(config))
     command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
                "--directory", str(workdir), "--configfile", str(workdir / "config.yaml"),
@@ -179,6 +182,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sizes", nargs="*", type=float, default=[1e5, 1e6, 1e7])
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--permutations", type=int,
+                        help="CMI permutations (default: the config's 500); memory does not "
+                             "depend on them, a shard's time is linear in them")
     parser.add_argument("--keep", type=Path, help="keep the work directories here")
     parser.add_argument("--json", type=Path, help="write the measurements here")
     args = parser.parse_args()
@@ -186,7 +192,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="analyses_scale_") as tmp:
         root = args.keep or Path(tmp)
         for size in args.sizes:
-            result = run_panel(int(size), root / f"runs_{int(size)}", args.cores)
+            result = run_panel(int(size), root / f"runs_{int(size)}", args.cores,
+                               args.permutations)
             over = [j["job"] for j in result["jobs"]
                     if j["mem_mb"] is not None and j["max_rss_mb"] > j["mem_mb"]]
             print(f"{result['n_runs']:,} runs ({result['n_tasks']} tasks): workflow "
