@@ -13,6 +13,7 @@ its benchmark file (``max_rss``), its declared ``mem_mb`` from the snakemake log
     python benchmarks/analyses_scale.py 1e5 --keep DIR     # the work directories stay in DIR
     python benchmarks/analyses_scale.py 1e6 --json out.json
     python benchmarks/analyses_scale.py 1e7 --permutations 16   # CMI null: 16 draws, not 500
+    python benchmarks/analyses_scale.py --report DIR/runs_100000 DIR/runs_1000000  # tabulate
 
 The largest panel an analysis handles in 24 GB is extrapolated from the two largest panels run:
 peak = a + b * runs fitted through them, solved for 24,000 MB (memory is linear in the runs by
@@ -127,9 +128,30 @@ def run_panel(n_runs: int, workdir: Path, cores: int, permutations: int | None =
     if done.returncode:
         sys.exit(f"snakemake failed at {n_runs} runs:\n{done.stderr[-4000:]}")
     logs = sorted((workdir / ".snakemake" / "log").glob("*.snakemake.log"))
-    rules = measured(workdir / "results", logs[-1])
+    rules = [job for job in measured(workdir / "results", logs[-1])
+             if job["benchmark"].startswith("results/scale/")]
     return {"n_runs": n_tasks * PER_TASK, "n_tasks": n_tasks, "write_seconds": written,
             "wall_seconds": wall, "load": [load_before, load_after], "jobs": rules}
+
+
+def report_on(workdir: Path) -> dict:
+    """The measurements of a finished work directory, each job's declaration re-evaluated with
+    the current rules on its inputs (a dry run, ``--forceall``)."""
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
+               "--directory", str(workdir), "--configfile", str(workdir / "config.yaml"),
+               "--cores", "2", "--omit-from", "simulation_scenario", "--dry-run", "--forceall",
+               "--nolock"]
+    done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, check=True)
+    (workdir / "dry_run.txt").write_text(done.stdout + done.stderr)
+    jobs = [job for job in measured(workdir / "results", workdir / "dry_run.txt")
+            if job["benchmark"].startswith("results/scale/")]
+    n_runs = pq_rows(workdir / "results" / "scale" / "runs.parquet")
+    return {"n_runs": n_runs, "n_tasks": n_runs // PER_TASK, "jobs": jobs}
+
+
+def pq_rows(path: Path) -> int:
+    import pyarrow.parquet as pq
+    return pq.read_metadata(path).num_rows
 
 
 def largest_panels(results: list[dict]) -> dict:
@@ -168,8 +190,8 @@ def table(results: list[dict]) -> str:
                 continue
             worst = max(jobs, key=lambda j: j["max_rss_mb"])
             seconds = max(j["seconds"] for j in jobs)
-            cells.append(f"{seconds:.1f} / {worst['max_rss_mb']:,.0f} / "
-                         f"{worst['mem_mb'] if worst['mem_mb'] is not None else '?':,}"
+            declared = "?" if worst["mem_mb"] is None else f"{worst['mem_mb']:,}"
+            cells.append(f"{seconds:.1f} / {worst['max_rss_mb']:,.0f} / {declared}"
                          + (f" (x{len(jobs)})" if len(jobs) > 1 else ""))
         limit = limits.get(rule)
         cells.append("" if limit is None else "no limit" if limit == float("inf")
@@ -187,7 +209,13 @@ def main() -> None:
                              "depend on them, a shard's time is linear in them")
     parser.add_argument("--keep", type=Path, help="keep the work directories here")
     parser.add_argument("--json", type=Path, help="write the measurements here")
+    parser.add_argument("--report", type=Path, nargs="+",
+                        help="only tabulate these finished work directories (declarations "
+                             "re-evaluated with the current rules)")
     args = parser.parse_args()
+    if args.report:
+        print(table([report_on(path) for path in args.report]))
+        return
     results = []
     with tempfile.TemporaryDirectory(prefix="analyses_scale_") as tmp:
         root = args.keep or Path(tmp)
