@@ -339,13 +339,20 @@ class CMI:
         return figures.cmi_null_histogram(self.null, self.summary)
 
 
-def cmi_strata(runs: pd.DataFrame, panel: Panel, source="runs"):
-    """The (task, backbone) strata of a standard run table; refuses one run per cell."""
-    if runs["framework"].nunique() < 2:
+def cmi_strata(runs, panel: Panel, source="runs"):
+    """The (task, backbone) strata of a standard run table (a data frame, or the path of a
+    validated Parquet run table, read in batches); refuses one run per cell."""
+    information = _module("analyses.information")
+    if isinstance(runs, pd.DataFrame):
+        frameworks = runs["framework"].nunique()
+        strata = None
+    else:
+        strata = information.read_cmi_strata(runs, panel.tasks, panel.languages, panel.backbones)
+        frameworks = len(strata.frameworks)
+    if frameworks < 2:
         raise io.InputError(source, "one run per task x language x backbone cell",
                             "repeated runs (frameworks) in every cell for the CMI test")
-    return _module("analyses.information").cmi_strata(runs, panel.tasks, panel.languages,
-                                             panel.backbones)
+    return strata or information.cmi_strata(runs, panel.tasks, panel.languages, panel.backbones)
 
 
 def cmi_null_shard(strata, convention: str, shard: int, *, k: int = 2, permutations: int = 500,
@@ -377,7 +384,14 @@ def cmi_test(runs: pd.DataFrame, *, k: int = 2, permutations: int = 500, shards:
                                   score=score, framework=framework, languages=languages,
                                   backbones=backbones, score_range=score_range, missing=missing,
                                   source=source)
-    strata = cmi_strata(checked, panel, source)
+    return cmi_test_strata(cmi_strata(checked, panel, source), k=k, permutations=permutations,
+                           shards=shards, seed=seed, conventions=conventions, null=null)
+
+
+def cmi_test_strata(strata, *, k: int = 2, permutations: int = 500, shards: int = 4,
+                    seed: int = 407, conventions=("protocol", "sklearn"),
+                    null: pd.DataFrame | None = None) -> CMI:
+    """:func:`cmi_test` of strata already arranged (:func:`cmi_strata`)."""
     if null is None:
         null = pd.concat([cmi_null_shard(strata, convention, shard, k=k,
                                          permutations=permutations, shards=shards, seed=seed)

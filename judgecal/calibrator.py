@@ -26,6 +26,7 @@ from ._version import __version__
 from .api import calibrate_panel, prepare_runs
 from .data import io
 from .data.atomic import write_atomically
+from .data.digest import training_sha256, training_sha256_file  # noqa: F401 (public here)
 from .data.errors import InputError, api_front
 
 FORMAT = "judgecal-calibrator"
@@ -45,19 +46,6 @@ NO_BAND_WARNING = (
     "(about 0.90 coverage per language at a nominal 0.95: docs/methods.md section 10.6); fit "
     "with a band for intervals that hold: Calibrator(band_replicates=500) (the default), "
     "`judgecal fit --band-replicates 500`, or `bands` in the fitting panel's analyses")
-
-
-def training_sha256(checked: pd.DataFrame) -> str:
-    """SHA-256 of a validated standard run table: its columns task, language, backbone,
-    framework (as text) and score (shortest round-trip text of the float), rows sorted by the
-    four keys (code-point order), written as CSV with ``\\n`` line ends, UTF-8. The same runs give
-    the same digest whatever their row order, in the API and in the workflow."""
-    frame = pd.DataFrame({key: checked[key].astype(str).to_numpy(dtype=object)
-                          for key in io.RUN_KEYS})
-    frame["score"] = [repr(float(x)) for x in checked["score"].to_numpy(dtype=float)]
-    frame = frame.sort_values(io.RUN_KEYS, kind="stable", ignore_index=True)
-    text = frame.to_csv(index=False, lineterminator="\n")
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _checksum(document: dict) -> str:
@@ -184,7 +172,15 @@ class Calibrator:
         checked, panel = prepare_runs(runs, **self._columns(), languages=self.languages,
                                       backbones=self.backbones, score_range=self.score_range,
                                       missing=self.missing, source=source)
-        result = calibrate_panel(panel, n_runs=len(checked), r2=(math.nan, math.nan),
+        return self.fit_panel(panel, len(checked), training_sha256(checked), source=source)
+
+    def fit_panel(self, panel, n_runs: int, sha256: str, *, source="runs") -> "Calibrator":
+        """:meth:`fit` on the task-level panel of validated runs already averaged (the
+        workflow's ``tensor.parquet``), with their number and :func:`training_sha256`: the run
+        table itself is not needed (the workflow hashes it in batches,
+        :func:`training_sha256_file`). Returns self."""
+        self._check_settings()
+        result = calibrate_panel(panel, n_runs=n_runs, r2=(math.nan, math.nan),
                                  estimator=self.estimator, source=source)
         beta = result.beta.copy()
         beta["n_runs"] = panel.n_runs.sum(axis=0).ravel().astype(np.int64)
@@ -214,8 +210,8 @@ class Calibrator:
         self.score_range_ = None if self.score_range is None else [
             float(self.score_range[0]), float(self.score_range[1])]
         self.band_ = band
-        self.training_sha256_ = training_sha256(checked)
-        self.n_runs_ = int(len(checked))
+        self.training_sha256_ = sha256
+        self.n_runs_ = int(n_runs)
         self.n_tasks_ = int(panel.shape[0])
         self.version_ = __version__
         return self

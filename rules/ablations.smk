@@ -16,8 +16,8 @@ rule task_count:
         "../environment.yml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=scaled(500, 400, of=["tensor"]),
+        runtime=scaled(30, 20, of=["tensor"]),
     params:
         settings=config["ablations"]["task_count"],
         eps=config["cbc"]["eps"],
@@ -38,8 +38,8 @@ rule backbone_subsets:
         "../environment.yml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=scaled(500, 400, of=["tensor"]),
+        runtime=scaled(30, 20, of=["tensor"]),
     params:
         settings=config["ablations"]["backbone_subsets"],
     script:
@@ -60,8 +60,8 @@ rule requirement_type:
         "../environment.yml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=scaled(400, 600, of=["requirements"]),
+        runtime=scaled(30, 5, of=["requirements"]),
     params:
         settings=config["ablations"]["requirement_type"],
         panel=panel_config,
@@ -82,8 +82,8 @@ rule lolo:
         "../environment.yml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=scaled(500, 400, of=["tensor"]),
+        runtime=scaled(30, 20, of=["tensor"]),
     params:
         settings=config["lolo"],
     script:

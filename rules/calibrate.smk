@@ -28,8 +28,8 @@ rule cbc:
     conda:
         "../environment.yml"
     resources:
-        mem_mb=4000,
-        runtime=30,
+        mem_mb=scaled(500, 400, of=["tensor"]),
+        runtime=scaled(30, 20, of=["tensor"]),
     params:
         eps=config["cbc"]["eps"],
         panel=panel_config,
@@ -49,6 +49,7 @@ register_targets(
 rule calibrator:
     input:
         runs="results/{panel}/runs.parquet",
+        tensor="results/{panel}/tensor.parquet",
         cell_means="results/{panel}/cell_means.csv",
     output:
         calibrator="results/{panel}/cbc/calibrator.json",
@@ -59,8 +60,8 @@ rule calibrator:
     conda:
         "../environment.yml"
     resources:
-        mem_mb=4000,
-        runtime=30,
+        mem_mb=scaled(400, 100, of=["runs"]),
+        runtime=scaled(30, 3, of=["runs"]),
     params:
         panel=panel_config,
         band=calibrator_band,
@@ -83,8 +84,8 @@ rule apply_calibrator:
     conda:
         "../environment.yml"
     resources:
-        mem_mb=4000,
-        runtime=30,
+        mem_mb=scaled(400, 700, of=["runs"]),
+        runtime=scaled(30, 3, of=["runs"]),
     params:
         source=lambda wc: PANELS[wc.panel]["calibrator"],
         unseen=lambda wc: PANELS[wc.panel]["unseen"],
@@ -116,8 +117,8 @@ rule extension:
     conda:
         "../environment.yml"
     resources:
-        mem_mb=4000,
-        runtime=30,
+        mem_mb=scaled(400, 700),
+        runtime=scaled(30, 3),
     params:
         base=lambda wc: PANELS[wc.panel]["extends"],
         intervals=config["rank_intervals"],
@@ -152,8 +153,8 @@ rule bands:
     conda:
         "../environment.yml"
     resources:
-        mem_mb=2000,
-        runtime=20,
+        mem_mb=scaled(500, 400, of=["tensor"]),
+        runtime=scaled(30, 20, of=["tensor"]),
     params:
         settings=config["bands"],
     script:

@@ -223,3 +223,41 @@ def register_targets(function):
 
 def all_targets():
     return [path for function in TARGETS for path in function()]
+
+
+# --- Resources that follow the input (docs/performance.md, "Declared resources") -------------
+# A heavy rule declares `mem_mb=scaled(base, per_million)` and `runtime=scaled(...)`: the request
+# is (base + per_million x rows of its input / 10^6) x RESOURCE_MARGIN, times the attempt, so a job
+# killed for memory and retried (`retries:` in profiles/slurm) asks for twice, then three times
+# as much. base / per_million are fitted to the peaks of benchmarks/analyses_scale.py.
+RESOURCE_MARGIN = 1.5
+
+
+def input_rows(input, names=None):
+    """Rows of a job's input files (named `names`, default all): a Parquet file's row count
+    from its footer, other files (CSV, JSON Lines) one row per 16 bytes (an upper bound)."""
+    import pyarrow.parquet
+
+    rows = 0
+    for name in names or input.keys():
+        if name not in input.keys():
+            continue
+        paths = input[name]
+        for path in map(Path, [paths] if isinstance(paths, str) else paths):
+            if path.suffix == ".parquet" and path.is_file():
+                rows += pyarrow.parquet.read_metadata(path).num_rows
+            elif path.is_file():
+                rows += path.stat().st_size // 16
+            elif path.is_dir():
+                rows += sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) // 16
+    return rows
+
+
+def scaled(base, per_million=0, of=None):
+    """A resource callable: (base + per_million * input_rows(input, of) / 1e6) * margin * attempt."""
+
+    def request(wildcards, input, attempt):
+        rows = input_rows(input, of) if per_million else 0
+        return int(-(-(base + per_million * rows / 1e6) * RESOURCE_MARGIN * attempt // 1))
+
+    return request

@@ -13,11 +13,13 @@ rule three_way:
         ),
     log:
         "results/{panel}/logs/three_way.log",
+    benchmark:
+        "results/{panel}/benchmarks/three_way.tsv"
     conda:
         "../environment.yml"
     resources:
-        mem_mb=4000,
-        runtime=20,
+        mem_mb=scaled(300, 60, of=["runs"]),
+        runtime=scaled(20, 1, of=["runs"]),
     params:
         panel=panel_config,
         alpha=config["diagnostics"]["alpha"],

@@ -20,8 +20,8 @@ rule btl_tau:
     conda:
         "../environment.yml"
     resources:
-        mem_mb=4000,
-        runtime=30,
+        mem_mb=scaled(500, 400, of=["tensor"]),
+        runtime=scaled(30, 20, of=["tensor"]),
     params:
         settings=config["external"]["btl"],
     script:
@@ -39,11 +39,13 @@ rule human_anchor:
         sample="results/{panel}/external/human_anchor_sample.csv",
     log:
         "results/{panel}/logs/human_anchor.log",
+    benchmark:
+        "results/{panel}/benchmarks/human_anchor.tsv"
     conda:
         "../environment.yml"
     resources:
-        mem_mb=2000,
-        runtime=20,
+        mem_mb=scaled(400, 400, of=["tensor"]),
+        runtime=scaled(20, 20, of=["tensor"]),
     params:
         settings=config["external"]["human_anchor"],
     script:

@@ -20,8 +20,8 @@ rule heldout:
         "../environment.yml"
     threads: 1
     resources:
-        mem_mb=4000,
-        runtime=30,
+        mem_mb=scaled(400, 700),
+        runtime=scaled(30, 10),
     params:
         settings=config["heldout"],
         methods=lambda wc: PANELS[wc.panel]["heldout_methods"]
@@ -38,11 +38,13 @@ rule decisions:
         decisions="results/{panel}/heldout/decisions.json",
     log:
         "results/{panel}/logs/decisions.log",
+    benchmark:
+        "results/{panel}/benchmarks/decisions.tsv"
     conda:
         "../environment.yml"
     resources:
-        mem_mb=2000,
-        runtime=20,
+        mem_mb=scaled(500, 400, of=["tensor"]),
+        runtime=scaled(30, 20, of=["tensor"]),
     params:
         settings=config["decisions"],
     script:

@@ -10,3 +10,10 @@ def cmi_shards(wildcards):
         convention=settings["conventions"],
         shard=range(settings["shards"]),
     )
+
+
+# runtime of a null shard: about 0.3 CPU s per permutation and 10^6 runs (docs/performance.md),
+# requested as 3 s (0.05 min) for a loaded machine
+NULL_MINUTES_PER_MILLION_RUNS = (
+    0.05 * config["information"]["permutations"] / config["information"]["shards"]
+)

@@ -22,8 +22,8 @@ rule cmi_null_shard:
         "../environment.yml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=scaled(300, 80, of=["runs"]),
+        runtime=scaled(20, NULL_MINUTES_PER_MILLION_RUNS, of=["runs"]),
     params:
         settings=config["information"],
     script:
@@ -41,11 +41,13 @@ rule cmi:
         strata="results/{panel}/information/strata.csv",
     log:
         "results/{panel}/logs/cmi.log",
+    benchmark:
+        "results/{panel}/benchmarks/cmi.tsv"
     conda:
         "../environment.yml"
     resources:
-        mem_mb=2000,
-        runtime=20,
+        mem_mb=scaled(300, 100, of=["runs"]),
+        runtime=scaled(20, 2, of=["runs"]),
     params:
         settings=config["information"],
     script:

@@ -56,8 +56,8 @@ rule ingest:
     conda:
         "../environment.yml"
     resources:
-        mem_mb=4000,
-        runtime=30,
+        mem_mb=scaled(400, 10),
+        runtime=scaled(20, 1),
     params:
         panel=panel_config,
     script:

@@ -18,8 +18,8 @@ rule deletion_experiment:
     conda:
         "../environment.yml"
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=scaled(300, 60 * config["missing"]["replicates"], of=["tensor"]),
+        runtime=scaled(30, 20, of=["tensor"]),
     params:
         settings=config["missing"],
     script:
@@ -38,11 +38,13 @@ rule parse_failures:
         ),
     log:
         "results/{panel}/logs/parse_failures.log",
+    benchmark:
+        "results/{panel}/benchmarks/parse_failures.tsv"
     conda:
         "../environment.yml"
     resources:
-        mem_mb=2000,
-        runtime=20,
+        mem_mb=scaled(400, 600, of=["requirements"]),
+        runtime=scaled(20, 5, of=["requirements"]),
     params:
         panel=panel_config,
     script:

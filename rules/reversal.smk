@@ -14,8 +14,8 @@ rule reversal:
     conda:
         "../environment.yml"
     resources:
-        mem_mb=4000,
-        runtime=30,
+        mem_mb=scaled(500, 400, of=["tensor"]),
+        runtime=scaled(30, 20, of=["tensor"]),
     params:
         settings=config["reversal"],
     script:

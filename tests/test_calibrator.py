@@ -303,3 +303,17 @@ def test_the_default_calibrator_gives_rank_intervals_that_hold():
                                          r"--band-replicates 0`\)"):
         Calibrator(missing="omit").fit(gappy)
     assert not Calibrator(missing="omit", band_replicates=0).fit(gappy).has_band
+def test_training_digest_of_a_parquet_file_equals_the_data_frame_digest(tmp_path):
+    """The workflow hashes runs.parquet in batches (training_sha256_file): the same digest as
+    training_sha256 of the table, whatever the row order, with labels CSV must quote."""
+    from judgecal.calibrator import training_sha256_file
+
+    rng = np.random.default_rng(5)
+    grid = pd.MultiIndex.from_product(
+        [["t10", "t2", 'a,"b"', "ü"], ["en", "Zh"], ["b 1", "b2"], ["f2", "f10", "f1"]],
+        names=["task", "language", "backbone", "framework"]).to_frame(index=False)
+    grid["score"] = rng.integers(0, 7, len(grid)) * (100 / 6)
+    grid.loc[3, "score"] = np.nan                       # a run without a score (missing: omit)
+    runs = grid.drop(index=[5, 17]).sample(frac=1, random_state=2, ignore_index=True)
+    runs.to_parquet(tmp_path / "runs.parquet", row_group_size=11)
+    assert training_sha256_file(tmp_path / "runs.parquet") == training_sha256(runs)

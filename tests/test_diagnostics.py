@@ -95,6 +95,25 @@ def test_replicate_array_from_a_run_table():
         diagnostics.replicate_array(frame.iloc[1:])
 
 
+def test_replicate_array_read_from_parquet_in_batches(tmp_path):
+    """The workflow passes runs.parquet's path: the same array, labels and error."""
+    runs = _runs(5, shape=(3, 2, 2, 3))
+    t, l, b, f = np.meshgrid(*map(np.arange, runs.shape), indexing="ij")
+    frame = pd.DataFrame({"task": [f"t{i}" for i in t.ravel()],
+                          "language": np.array(["en", "sw"])[l.ravel()],
+                          "backbone": np.array(["x", "y"])[b.ravel()],
+                          "framework": [f"F{i}" for i in f.ravel()], "score": runs.ravel()})
+    frame.sample(frac=1, random_state=1).to_parquet(tmp_path / "runs.parquet", row_group_size=5)
+    read = diagnostics.replicate_array(tmp_path / "runs.parquet", languages=["sw", "en"])
+    expected = diagnostics.replicate_array(frame, languages=["sw", "en"])
+    assert (read.tasks, read.languages, read.frameworks) == (
+        expected.tasks, expected.languages, expected.frameworks)
+    np.testing.assert_array_equal(read.values, expected.values)
+    frame.iloc[1:].to_parquet(tmp_path / "runs.parquet")
+    with pytest.raises(ValueError, match="1 of 36 .* runs are missing"):
+        diagnostics.replicate_array(tmp_path / "runs.parquet")
+
+
 def test_devai_three_way_diagnostic(devai_runs):
     array = diagnostics.replicate_array(devai_runs, DEVAI_LANGUAGES, DEVAI_BACKBONES)
     assert array.values.shape == (55, 8, 6, 3)

@@ -215,3 +215,63 @@ def test_ksg_cmi_gaussian_known_answer(coupling):
 def test_ksg_cmi_refuses_mismatched_samples():
     with pytest.raises(ValueError, match="same number"):
         info.ksg_cmi(np.zeros(5), np.zeros(4), np.zeros(5))
+
+
+def test_null_is_bit_identical_whatever_the_chunk_and_block():
+    """Memory is bounded by processing chunks of permutations x blocks of strata; each block of
+    a permutation is drawn at its own place of the one stream, so the draws never change."""
+    rng = np.random.default_rng(8)
+    labels = np.repeat(np.arange(3), [3, 4, 5])                 # unbalanced: k_i varies
+    scores = rng.integers(0, 6, (11, 12)) * (100 / 7)          # ties, inexact differences
+    for convention in info.CONVENTIONS:
+        whole = info.cmi_null(scores, labels, k=3, convention=convention, n_permutations=7,
+                              seed=3, chunk=7, block=11)
+        for chunk, block in ((1, 1), (3, 4), (7, 2), (2, 11), (None, None)):
+            np.testing.assert_array_equal(
+                whole, info.cmi_null(scores, labels, k=3, convention=convention,
+                                     n_permutations=7, seed=3, chunk=chunk, block=block))
+
+
+# draws of the null engine before the bounded one (all strata and permutations as one array,
+# neighbour counts of every point pair), same data and seed: the new engine reproduces them
+PREVIOUS_DRAWS = {
+    "protocol": ["-0x1.1be2aabd028a0p-2", "-0x1.4e2ab1491c57dp-3", "-0x1.be34d84836874p-3",
+                 "-0x1.8513211efbfd2p-3", "-0x1.7703a56d7f623p-3", "-0x1.9d7d33fed5410p-3"],
+    "sklearn": ["0x1.c6548ff3de627p-4", "0x1.bca93b733c7e9p-3", "0x1.9622d941d9cbdp-3",
+                "0x1.93b04dc45102fp-3", "0x1.29cff71d8b0cbp-3", "0x1.a7b3236819ec6p-3"],
+}
+
+
+@pytest.mark.parametrize("convention", info.CONVENTIONS)
+def test_null_equals_the_previous_engine(convention):
+    rng = np.random.default_rng(12)
+    labels = np.repeat(np.arange(4), 5)
+    scores = rng.integers(0, 7, (9, 20)) * (100 / 6)
+    null = info.cmi_null(scores, labels, 2, convention, 6, seed=21, block=2, chunk=4)
+    expected = [float.fromhex(v) for v in PREVIOUS_DRAWS[convention]]
+    np.testing.assert_allclose(null, expected, rtol=1e-13, atol=0)   # bytes on one machine
+
+
+def test_read_cmi_strata_equals_cmi_strata(tmp_path):
+    rng = np.random.default_rng(2)
+    grid = pd.MultiIndex.from_product([["t2", "t1", "t3"], ["en", "de"], ["b1", "b2"],
+                                       ["f2", "f1", "f3"]],
+                                      names=["task", "language", "backbone", "framework"])
+    runs = grid.to_frame(index=False).sample(frac=1, random_state=1, ignore_index=True)
+    runs["score"] = rng.integers(0, 5, len(runs)) * 25.0
+    path = tmp_path / "runs.parquet"
+    runs.to_parquet(path, row_group_size=7)
+    orders = (["t1", "t2", "t3"], ["de", "en"], ["b2", "b1"])
+    expected = info.cmi_strata(runs, *orders[:2], backbones=orders[2])
+    got = info.read_cmi_strata(path, *orders)
+    assert got.frameworks == expected.frameworks and got.tasks == expected.tasks
+    np.testing.assert_array_equal(got.scores, expected.scores)
+    np.testing.assert_array_equal(got.labels, expected.labels)
+    pd.concat([runs, runs.iloc[:1]]).to_parquet(path)
+    with pytest.raises(ValueError, match="0 are missing and 1 duplicated"):
+        info.read_cmi_strata(path, *orders)
+    runs.iloc[1:].to_parquet(path)
+    with pytest.raises(ValueError, match="1 are missing and 0 duplicated"):
+        info.read_cmi_strata(path, *orders)
+    with pytest.raises(ValueError, match=r"task\(s\) \['t3'\] are not in the given order"):
+        info.read_cmi_strata(path, ["t1", "t2"], *orders[1:])

@@ -3,8 +3,10 @@ beta as cbc/beta.csv, carried to other panels (`calibrator:`) and to `judgecal a
 import logging
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from judgecal import Calibrator
+from judgecal.calibrator import training_sha256_file
 from judgecal.data import io
 from judgecal.scripting import run_step
 
@@ -13,7 +15,6 @@ log = logging.getLogger("judgecal.calibrator")
 
 def main(smk):
     panel, band = smk.params.panel, smk.params.band
-    runs = io.read_table(smk.input.runs)
     cells = io.read_table(smk.input.cell_means)  # the panel's axis order, as cbc/ uses it
     calibrator = Calibrator(score_range=panel["score_range"], missing=panel["missing"],
                             estimator=panel["estimator"],
@@ -23,7 +24,11 @@ def main(smk):
     if band:
         calibrator.set_params(band_replicates=band["replicates"], band_level=band["level"],
                               seed=band["seed"])
-    calibrator.fit(runs, source=smk.input.runs)
+    # ingest validated the runs and averaged them into the tensor: fit on it, hash the runs in
+    # batches (memory of the array, not of a data frame of the runs)
+    calibrator.fit_panel(io.read_panel(smk.input.tensor),
+                         pq.read_metadata(smk.input.runs).num_rows,
+                         training_sha256_file(smk.input.runs), source=smk.input.runs)
     log.info("%d runs, %d tasks, %d languages x %d backbones, estimator %s, %s",
              calibrator.n_runs_, calibrator.n_tasks_, len(calibrator.languages_),
              len(calibrator.backbones_), calibrator.estimator_,

@@ -3,7 +3,7 @@ import logging
 
 import pandas as pd
 
-import judgecal
+from judgecal import api
 from judgecal.data import io
 from judgecal.scripting import run_step, write_csv, write_json, write_parquet
 
@@ -14,11 +14,10 @@ def main(smk):
     settings = smk.params.settings
     panel = io.read_panel(smk.input.tensor)  # the ingested tensor fixes the axis order
     null = pd.concat([io.read_table(path) for path in smk.input.shards], ignore_index=True)
-    result = judgecal.cmi_test(io.read_table(smk.input.runs), k=settings["k"],
-                               permutations=settings["permutations"], shards=settings["shards"],
-                               seed=settings["seed"], conventions=settings["conventions"],
-                               null=null, languages=panel.languages, backbones=panel.backbones,
-                               missing="omit", source=smk.input.runs)  # ingest applied it
+    strata = api.cmi_strata(smk.input.runs, panel, smk.input.runs)  # validated by ingest
+    result = api.cmi_test_strata(strata, k=settings["k"], permutations=settings["permutations"],
+                                 shards=settings["shards"], seed=settings["seed"],
+                                 conventions=settings["conventions"], null=null)
     for convention in settings["conventions"]:
         test = result.summary[convention]
         log.info("%s: observed %.4f, debiased %.4f [%.4f, %.4f], p = %.4g", convention,

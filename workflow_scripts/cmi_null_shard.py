@@ -12,8 +12,8 @@ def main(smk):
     settings = smk.params.settings
     shard, convention = int(smk.wildcards.shard), smk.wildcards.convention
     panel = io.read_panel(smk.input.tensor)
-    runs = io.read_table(smk.input.runs)
-    null = api.cmi_null_shard(api.cmi_strata(runs, panel, smk.input.runs), convention, shard,
+    strata = api.cmi_strata(smk.input.runs, panel, smk.input.runs)  # read in batches
+    null = api.cmi_null_shard(strata, convention, shard,
                               k=settings["k"], permutations=settings["permutations"],
                               shards=settings["shards"], seed=settings["seed"])
     log.info("shard %d (%s): %d permutations", shard, convention, len(null))

@@ -2,7 +2,6 @@
 import logging
 
 from judgecal.analyses.diagnostics import replicate_array, three_way_anova
-from judgecal.data import io
 from judgecal.scripting import run_step, write_json
 
 log = logging.getLogger("judgecal.three_way")
@@ -10,8 +9,8 @@ log = logging.getLogger("judgecal.three_way")
 
 def main(smk):
     panel = smk.params.panel
-    runs = io.read_table(smk.input.runs)
-    array = replicate_array(runs, panel.get("languages"), panel.get("backbones"), smk.input.runs)
+    array = replicate_array(smk.input.runs, panel.get("languages"), panel.get("backbones"),
+                            smk.input.runs)  # read in batches into the array
     result = three_way_anova(array.values, smk.params.alpha)
     log.info("\n%s", result.table.to_string(index=False))
     write_json(result.to_dict(), smk.output.summary)

@@ -31,20 +31,27 @@ class ReplicateArray:
     frameworks: tuple[str, ...]
 
 
-def replicate_array(runs: pd.DataFrame, languages=None, backbones=None,
-                    source="runs") -> ReplicateArray:
+def replicate_array(runs, languages=None, backbones=None, source="runs") -> ReplicateArray:
     """The ``(n, k, m, F)`` array of a run table (standard columns); every run must exist.
 
-    Tasks and frameworks in natural order, languages and backbones in the given order.
+    Tasks and frameworks in natural order, languages and backbones in the given order. ``runs``
+    is a data frame, or the path of a validated Parquet run table (the workflow's
+    ``runs.parquet``), then read in batches straight into the array (8 bytes per run).
     """
-    labels = {axis: io.order_labels(runs[axis].astype(str).unique(), wanted, axis, source)
-              for axis, wanted in (("task", None), ("language", languages),
-                                   ("backbone", backbones), ("framework", None))}
-    codes = [pd.Categorical(runs[axis].astype(str), categories=labels[axis]).codes
-             for axis in labels]
-    shape = tuple(len(v) for v in labels.values())
-    values = np.full(shape, np.nan)
-    values[tuple(codes)] = runs["score"].to_numpy(float)
+    wanted = {"task": None, "language": languages, "backbone": backbones, "framework": None}
+    if isinstance(runs, pd.DataFrame):
+        present = {axis: runs[axis].astype(str).unique() for axis in wanted}
+    else:
+        from ..data.streaming import arrays
+        present = arrays.first_appearance(runs, list(wanted))
+    labels = {axis: io.order_labels(present[axis], wanted[axis], axis, source) for axis in wanted}
+    if isinstance(runs, pd.DataFrame):
+        codes = [pd.Categorical(runs[axis].astype(str), categories=labels[axis]).codes
+                 for axis in labels]
+        values = np.full(tuple(len(v) for v in labels.values()), np.nan)
+        values[tuple(codes)] = runs["score"].to_numpy(float)
+    else:
+        values = arrays.dense_scores(runs, labels)[0]
     absent = int((~np.isfinite(values)).sum())
     if absent:
         raise io.InputError(source, f"{absent} of {values.size} task x language x backbone x "

@@ -107,6 +107,33 @@ def cmi_strata(runs: pd.DataFrame, tasks=None, languages=None, backbones=None,
                      languages=order["language"], frameworks=order["framework"])
 
 
+def read_cmi_strata(path, tasks, languages, backbones) -> CMIStrata:
+    """:func:`cmi_strata` of a validated Parquet run table (the workflow's ``runs.parquet``),
+    read in batches into the score array (:func:`judgecal.data.streaming.arrays.dense_scores`):
+    memory is 8 bytes per run, not a data frame of the table. Frameworks in first-appearance
+    order, as :func:`cmi_strata` orders them; the same checks and messages."""
+    from ..data.streaming import arrays
+
+    order = {"task": tuple(map(str, tasks)), "backbone": tuple(map(str, backbones)),
+             "language": tuple(map(str, languages)),
+             "framework": tuple(arrays.first_appearance(path, ["framework"])["framework"])}
+    values, counts = arrays.dense_scores(path, order)
+    for axis, labels in counts["unknown"].items():
+        raise ValueError(f"cmi_strata: {axis}(s) {labels[:5]} are not in the given order")
+    if counts["missing"] or counts["duplicated"]:
+        raise ValueError(f"cmi_strata: each (task, backbone) stratum needs exactly one run per "
+                         f"language x framework; {counts['missing']} are missing and "
+                         f"{counts['duplicated']} duplicated")
+    if not np.isfinite(values).all():
+        raise ValueError("cmi_strata: scores must be finite")
+    n_languages, n_frameworks = len(order["language"]), len(order["framework"])
+    scores = values.reshape(len(order["task"]) * len(order["backbone"]), -1)
+    labels = np.broadcast_to(np.repeat(np.arange(n_languages), n_frameworks), scores.shape)
+    return CMIStrata(scores=scores, labels=labels, tasks=order["task"],
+                     backbones=order["backbone"], languages=order["language"],
+                     frameworks=order["framework"])
+
+
 # --- the estimator -----------------------------------------------------------------------------
 
 def _check_mi_inputs(scores, labels, k, convention) -> tuple[np.ndarray, np.ndarray]:
@@ -129,16 +156,25 @@ def _check_mi_inputs(scores, labels, k, convention) -> tuple[np.ndarray, np.ndar
     return scores, labels
 
 
+_ROSS_BYTES = 64 << 20   # working memory of ross_mi: rows are estimated a block at a time
+
+
 def ross_mi(scores, labels, k: int = 2, convention: str = "protocol") -> np.ndarray:
     """Ross (2014) MI between continuous ``scores`` and discrete ``labels`` along the last axis.
 
     ``scores (..., N)`` and ``labels (..., N)`` broadcast against each other, so a
     ``(strata, N)`` score array with ``(permutations, strata, N)`` labels gives one value per
     permutation and stratum. Tie conventions: see the module docstring. Returns ``(...)`` nats,
-    NaN where no label has two points.
+    NaN where no label has two points. Rows are estimated in blocks (each row on its own, so
+    the values do not depend on the block), in about ``_ROSS_BYTES`` of working memory.
     """
     scores, labels = _check_mi_inputs(scores, labels, k, convention)
-    return _ross_mi(scores, labels, k, convention)
+    scores, labels = np.broadcast_arrays(scores, labels)
+    shape, n_points = scores.shape[:-1], scores.shape[-1]
+    scores, labels = scores.reshape(-1, n_points), labels.reshape(-1, n_points)
+    rows = max(1, _ROSS_BYTES // (40 * n_points * n_points))     # (rows, N, N) working arrays
+    return np.concatenate([_ross_mi(scores[i:i + rows], labels[i:i + rows], k, convention)
+                           for i in range(0, len(scores), rows)] or [np.empty(0)]).reshape(shape)
 
 
 def _ross_mi(scores, labels, k, convention):
@@ -200,18 +236,64 @@ def shard_sizes(n_permutations: int, n_shards: int) -> list[int]:
     return [base + (s < extra) for s in range(n_shards)]
 
 
-def _neighbour_counts(scores: np.ndarray, convention: str) -> np.ndarray:
-    """``count[s, i, j]``: m_i of the convention if eps_i were ``|x_j - x_i|`` (int16).
+# Working memory of the null: a chunk of permutations x a block of strata is processed at a time,
+# about ``_BLOCK_ELEMENTS`` (permutation, stratum, point) elements of ~80 bytes each, and the
+# per-stratum values of a chunk, ``chunk x strata`` doubles, stay under ``_CHUNK_BYTES``.
+_BLOCK_ELEMENTS = 1 << 19
+_CHUNK_BYTES = 16 << 20
 
-    m_i is non-decreasing in eps_i, so the m_i of a labelling is the k_i-th smallest
-    ``count[s, i, j]`` over the other points j with i's label.
+
+def _uniforms(state: dict, offset: int, shape: tuple) -> np.ndarray:
+    """``rng.random(shape)`` of a generator that has already drawn ``offset`` doubles.
+
+    ``state`` is a fresh PCG64 state; each double is one 64-bit draw, so ``advance`` jumps to
+    any place of the stream and a block of strata of one permutation is drawn exactly as the
+    whole ``(B, strata, N)`` array would give it.
     """
-    dist = np.abs(scores[..., :, None] - scores[..., None, :])          # (S, N, N)
+    bits = np.random.PCG64()
+    bits.state = state
+    bits.advance(offset)
+    return np.random.Generator(bits).random(shape)
+
+
+def _value_tables(xs: np.ndarray, convention: str) -> tuple[np.ndarray, np.ndarray]:
+    """Neighbour counts of a block of sorted strata ``xs (Sb, N)`` over their distinct values.
+
+    Returns ``value (Sb, N)``, the distinct-value index of each sorted point, and ``table (Sb,
+    D, D)`` (int16): m_i of the convention for a point of value ``u_a`` if eps_i were
+    ``|u_a - u_b|``. Distances are ``|u_a - u_c|`` as for the points themselves; the counts
+    weigh each distinct value by its number of points, so the table is D x D however many ties.
+    """
+    n_strata, n_points = xs.shape
+    new = np.ones(xs.shape, dtype=bool)
+    new[:, 1:] = xs[:, 1:] != xs[:, :-1]
+    value = np.cumsum(new, axis=1) - 1
+    width = int(value[:, -1].max()) + 1
+    distinct = np.repeat(xs[:, -1:], width, axis=1)              # padding: weight 0
+    np.put_along_axis(distinct, value, xs, axis=1)
+    weight = np.bincount((value + width * np.arange(n_strata)[:, None]).ravel(),
+                         minlength=n_strata * width).reshape(n_strata, width)
+    dist = np.abs(distinct[:, :, None] - distinct[:, None, :])     # (Sb, D, D)
+    order = np.argsort(dist, axis=-1, kind="stable")
+    ranked = np.take_along_axis(dist, order, axis=-1)
+    weights = np.take_along_axis(np.broadcast_to(weight[:, None, :], dist.shape), order, -1)
+    cum = np.cumsum(weights, axis=-1)
+    index = np.arange(width)
+    end = np.ones(ranked.shape, dtype=bool)
+    end[..., :-1] = ranked[..., 1:] != ranked[..., :-1]
+    last = np.minimum.accumulate(np.where(end, index, width)[..., ::-1], axis=-1)[..., ::-1]
+    upto = np.take_along_axis(cum, last, axis=-1)                  # #{points: d <= d_ab}
     if convention == "protocol":
-        inside = dist[..., None, :] <= dist[..., :, None]                 # (S, i, j, j')
-        return np.maximum(inside.sum(axis=-1) - 1, 1).astype(np.int16)  # j' = i left out
-    inside = dist[..., None, :] <= np.nextafter(dist, 0)[..., :, None]
-    return inside.sum(axis=-1).astype(np.int16)
+        sorted_counts = np.maximum(upto - 1, 1)                    # the point itself left out
+    else:
+        start = np.ones(ranked.shape, dtype=bool)
+        start[..., 1:] = ranked[..., 1:] != ranked[..., :-1]
+        first = np.maximum.accumulate(np.where(start, index, 0), axis=-1)
+        below = np.take_along_axis(cum - weights, first, axis=-1)  # #{points: d < d_ab}
+        sorted_counts = np.where(ranked > 0, below, upto)          # <= nextafter(d, 0)
+    table = np.empty(dist.shape, dtype=np.int16)
+    np.put_along_axis(table, order, sorted_counts.astype(np.int16), axis=-1)
+    return value, table
 
 
 def _kth_smallest(values: np.ndarray, kth: np.ndarray) -> np.ndarray:
@@ -228,9 +310,62 @@ def _kth_smallest(values: np.ndarray, kth: np.ndarray) -> np.ndarray:
     return result
 
 
+def _label_sizes(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``n_label[s, p]`` (points of stratum s with the label of point p, itself included) and
+    dense label codes. Strata that share one labelling (the workflow's) share one row of each:
+    broadcast views, not per-run arrays."""
+    if (labels == labels[:1]).all():
+        n_label, codes = _label_sizes(labels[:1].copy()) if len(labels) > 1 else (None, None)
+        if n_label is not None:
+            return np.broadcast_to(n_label, labels.shape), np.broadcast_to(codes, labels.shape)
+    codes = np.unique(labels, return_inverse=True)[1].reshape(labels.shape)
+    n_codes = int(codes.max()) + 1
+    offset = codes + n_codes * np.arange(len(codes))[:, None]
+    return np.bincount(offset.ravel(), minlength=len(codes) * n_codes)[offset], codes
+
+
+class _StrataBlock:
+    """What a block of strata needs for every permutation: sorted scores, value tables and the
+    label groups of the positions (fixed: the null permutes scores against fixed labels)."""
+
+    def __init__(self, scores, codes, k_i, k, convention):
+        n_strata, n_points = scores.shape
+        order = np.argsort(scores, axis=1, kind="stable")
+        self.rank = np.argsort(order, axis=1)                    # sorted place of each point
+        self.value, self.table = _value_tables(np.take_along_axis(scores, order, 1), convention)
+        self.width = self.table.shape[-1]
+        self.group_key = codes.astype(np.int64) * n_points       # label of each position
+        group = np.sort(codes, axis=1)                           # label of each sorted key
+        self.k_sorted = np.take_along_axis(k_i, np.argsort(codes, axis=1, kind="stable"), 1)
+        self.steps = [d for d in range(1, k + 1) if d < n_points]
+        self.valid = {d: (group[:, d:] == group[:, :-d]) for d in self.steps}
+        self.base = (np.arange(n_strata) * self.width * self.width)[:, None]
+
+    def m(self, point: np.ndarray) -> np.ndarray:
+        """m_i at every position ``(b, Sb, N)`` of the permutations ``point`` (point at position)."""
+        n_points = point.shape[-1]
+        rank = np.take_along_axis(np.broadcast_to(self.rank, point.shape), point, axis=-1)
+        key = np.sort((self.group_key + rank) * n_points + np.arange(n_points), axis=-1)
+        position, rank = key % n_points, (key // n_points) % n_points
+        value = np.take_along_axis(np.broadcast_to(self.value, rank.shape), rank, axis=-1)
+        row = self.base + value * self.width                     # (b, Sb, N)
+        high = np.iinfo(np.int16).max
+        candidates = np.full((2 * len(self.steps),) + key.shape, high, dtype=np.int16)
+        flat = self.table.reshape(-1)
+        for i, d in enumerate(self.steps):                       # d-th same-label neighbours
+            valid = self.valid[d]
+            right = flat[row[..., :-d] + value[..., d:]]
+            candidates[2 * i][..., :-d] = np.where(valid, right, high)
+            left = flat[row[..., d:] + value[..., :-d]]
+            candidates[2 * i + 1][..., d:] = np.where(valid, left, high)
+        m = np.empty(key.shape, dtype=np.int16)
+        np.put_along_axis(m, position, _kth_smallest(candidates, self.k_sorted), axis=-1)
+        return m
+
+
 def cmi_null(scores, labels, k: int = 2, convention: str = "protocol",
              n_permutations: int = 500, seed: int | np.random.SeedSequence = 407,
-             chunk: int = 100) -> np.ndarray:
+             chunk: int | None = None, block: int | None = None) -> np.ndarray:
     """``(n_permutations,)`` null draws of the CMI: mean over strata of the Ross estimate with
     the score-label pairing shuffled independently within every stratum.
 
@@ -239,47 +374,54 @@ def cmi_null(scores, labels, k: int = 2, convention: str = "protocol",
     with ``rng = np.random.default_rng(seed)`` (shuffling the scores against fixed labels is
     the same null as shuffling the labels). For a shard pass one of :func:`shard_seeds`.
 
-    Fast path: the neighbour counts of every (point, candidate radius) are computed once per
-    stratum (:func:`_neighbour_counts`); a permutation then only gathers, for each position, the
-    counts towards its same-label positions, ``strata x N x (N_y - 1)`` values. Permutations
-    are drawn ``chunk`` at a time; the draws do not depend on ``chunk``.
+    Bounded memory: ``chunk`` permutations x ``block`` strata at a time (default: about
+    ``_BLOCK_ELEMENTS`` elements, ``_CHUNK_BYTES`` of per-stratum values); each block of a
+    permutation is drawn at its own place of the one random stream (:func:`_uniforms`), and a
+    stratum's value does not depend on its neighbours, so the draws are bit-identical for any
+    chunk and block. Per block, the scores are sorted once and the neighbour counts of every
+    (value, candidate radius) pair are tabulated over the distinct values (:func:`_value_tables`);
+    a permutation then needs, per point, only its k nearest same-label points on either side in
+    score order (the k_i-th nearest same-label point is among them, and m_i is non-decreasing
+    in eps_i): ``O(N log N)`` per stratum and permutation.
     """
     scores, labels = _check_mi_inputs(scores, labels, k, convention)
     if scores.ndim != 2:
         raise ValueError(f"scores must be (strata, points), got shape {scores.shape}")
-    if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) \
-            or n_permutations < 1:
-        raise ValueError(f"n_permutations must be a positive integer, got {n_permutations!r}")
+    for name, value in (("n_permutations", n_permutations), ("chunk", chunk), ("block", block)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                                  or value < 1):
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
     labels = np.broadcast_to(labels, scores.shape)
     n_strata, n_points = scores.shape
-    same = labels[:, :, None] == labels[:, None, :]
-    n_label = same.sum(axis=-1)                                           # (S, N)
+    n_label, codes = _label_sizes(labels)
     if (n_label < 2).any():
         raise ValueError("cmi_null: every label needs at least 2 points in each stratum")
-    k_i = np.minimum(k, n_label - 1)
-    fixed = (digamma(n_points) + (digamma(k_i) - digamma(n_label)).mean(axis=-1))   # (S,)
-
-    # same-label partner positions of each position, padded with the position itself
-    width = int(n_label.max()) - 1
-    position = np.arange(n_points)
-    candidates = np.where(same & (position[:, None] != position), position, n_points)
-    partners = np.moveaxis(np.sort(candidates, axis=-1)[..., :width], -1, 0)[:, None]
-    padded = partners == n_points                                         # (width, 1, S, N)
-    partners = np.where(padded, position, partners)
-
-    counts = _neighbour_counts(scores, convention).reshape(-1)            # (S * N * N,)
-    stratum = (np.arange(n_strata) * n_points * n_points)[:, None]
+    if n_label.strides[0] == 0:                      # one labelling: one row, broadcast
+        k_i = np.broadcast_to(np.minimum(k, n_label[:1] - 1), scores.shape)
+        fixed = np.broadcast_to(digamma(n_points) + (digamma(k_i[:1]) - digamma(n_label[:1]))
+                                .mean(axis=-1), (n_strata,))
+    else:
+        k_i = np.minimum(k, n_label - 1)
+        fixed = (digamma(n_points) + (digamma(k_i) - digamma(n_label)).mean(axis=-1))   # (S,)
     psi = digamma(np.maximum(np.arange(n_points + 1), 1))                 # psi[m] for m >= 1
-    rng = np.random.default_rng(seed)
+
+    chunk = chunk or int(np.clip(_CHUNK_BYTES // (8 * n_strata), 1, n_permutations))
+    block = block or max(1, _BLOCK_ELEMENTS // (chunk * n_points))
+    state = np.random.default_rng(seed).bit_generator.state
     null = np.empty(n_permutations)
+    blocks = range(0, n_strata, block)
     for start in range(0, n_permutations, chunk):
         size = min(chunk, n_permutations - start)
-        point = permute_within_strata(np.broadcast_to(position, scores.shape), size, rng)
-        partner = np.take_along_axis(point[None], partners, axis=-1)      # (width, b, S, N)
-        key = counts[stratum + point * n_points + partner]
-        key[np.broadcast_to(padded, key.shape)] = np.iinfo(key.dtype).max
-        m = _kth_smallest(key, k_i)                                       # (b, S, N)
-        null[start:start + size] = (fixed - psi[m].mean(axis=-1)).mean(axis=-1)
+        values = np.empty((size, n_strata))
+        for low in blocks:
+            high = min(low + block, n_strata)
+            strata = _StrataBlock(scores[low:high], codes[low:high], k_i[low:high], k,
+                                  convention)
+            draws = np.stack([_uniforms(state, ((start + r) * n_strata + low) * n_points,
+                                        (high - low, n_points)) for r in range(size)])
+            m = strata.m(draws.argsort(axis=-1))
+            values[:, low:high] = fixed[low:high] - psi[m].mean(axis=-1)
+        null[start:start + size] = values.mean(axis=-1)
     return null
 
 
