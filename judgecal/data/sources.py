@@ -138,11 +138,13 @@ def source_files(value, base_dir=None) -> list[Path]:
 
 def not_found(full: Path, problem: str, base_dir=None) -> InputError:
     """A source path that names nothing, with where it was looked for (data_dir resolved)."""
-    where = (f"; relative paths are read under data_dir, here {Path(base_dir).resolve()}"
-             if base_dir is not None else f" ({say('paths')})")
+    if base_dir is None:  # the console script and the API: paths are the user's own
+        where = f" ({say('paths')}): fix the path"
+    else:
+        where = (f"; relative paths are read under data_dir, here {Path(base_dir).resolve()}: "
+                 "fix the path or set data_dir to the folder that holds it")
     return InputError(full, f"{problem} (looked for {full.resolve()})",
-                      "a file, a folder of tables or a glob matching files" + where
-                      + ": fix the path or set data_dir to the folder that holds it")
+                      "a file, a folder of tables or a glob matching files" + where)
 
 
 def _table_file(relative: Path, format: str | None) -> bool:
