@@ -17,19 +17,19 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from conftest import readme_command
 from llama_server import LlamaServer, RecordingProxy, missing
+from snapshot import copy_repository
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "config" / "examples" / "local_judge.yaml"
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(missing() is not None, reason=f"no local llama.cpp judge: "
-                                 f"{missing()}")]
+pytestmark = pytest.mark.slow
 # one model behind four endpoints; distinct model names let the proxy tell them apart (llama.cpp
 # answers whatever model is asked for with the one it loaded)
 JUDGE = {"temperature": 0.0, "seed": 0, "max_tokens": 32, "structured_output": True,
          "max_concurrency": 4, "timeout": 900.0, "api_key_env": None}
 ENDPOINTS = {"smol": {**JUDGE, "model": "smol-t0"},
-             "smol_warm": {**JUDGE, "model": "smol-warm", "temperature": 0.7, "seed": 1},
+             "smol_warm": {**JUDGE, "model": "smol-warm", "temperature": 1.0, "seed": 3},
              "free": {**JUDGE, "model": "smol-free", "structured_output": False,
                       "max_tokens": 8},
              "translator": {**JUDGE, "model": "smol-translator", "structured_output": False,
@@ -43,6 +43,9 @@ LS_TARGETS = ["results/ls/judge_ls/summary.md", "results/ls/collect/audit.csv",
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
+    """The real server (skips every test that needs it, saying why, when it cannot start)."""
+    if missing():
+        pytest.skip(f"no local llama.cpp judge: {missing()}")
     log = tmp_path_factory.mktemp("llama") / "server.log"
     with LlamaServer(parallel=2, log=log) as llama, \
             RecordingProxy(llama.base_url.removesuffix("/v1")) as proxy:
@@ -245,3 +248,21 @@ def test_sigterm_then_rerun_calls_no_one_twice_and_gives_the_same_tables(collect
     again = pd.read_parquet(tmp_path / target)
     uninterrupted = pd.read_parquet(first_root / target)
     pd.testing.assert_frame_equal(again, uninterrupted)
+
+
+def test_readme_local_example_is_the_example_and_plans_in_a_clean_copy(tmp_path):
+    """The README's commands name this example and this server script, and its snakemake command,
+    verbatim in a copy of the repository, builds the plan and the whole DAG (the full run needs
+    the server on port 8080 and about 120 calls: checked by hand, docs/judges.md)."""
+    root = copy_repository(tmp_path / "judgecal")
+    server_command = readme_command("python tests/llama_server.py --port 8080")
+    command = readme_command("snakemake --cores 2 --configfile config/examples/local_judge.yaml")
+    example = yaml.safe_load(EXAMPLE.read_text())
+    assert {e["base_url"] for e in example["endpoints"].values()} == {
+        "http://127.0.0.1:8080/v1"} and "--port 8080" in server_command
+    result = subprocess.run(f"{command} -n", shell=True, cwd=root, capture_output=True,
+                            text=True, env={**os.environ, "PATH": f"{Path(sys.executable).parent}"
+                                            f":{os.environ['PATH']}"})
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    for job in ("translate", "judge_pairwise", "judge_pointwise", "judge_ls", "cbc"):
+        assert job in result.stdout, job

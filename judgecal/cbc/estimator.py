@@ -77,11 +77,15 @@ def finite_sample_radius(sigma: float, n_tasks: int, n_languages: int, n_backbon
 
 
 def tasks_for_radius(sigma: float, target: float, n_languages: int, n_backbones: int,
-                     eps: float) -> int:
+                     eps: float) -> int | None:
     """Smallest number of tasks whose finite-sample radius is below ``target``.
 
     The paper's power statement: the radius falls below max|beta| / 2 from n = 52 on devai.
+    None when ``target`` is 0 (a panel without interaction, e.g. two judges scoring alike):
+    no number of tasks gives a radius below 0.
     """
+    if not target > 0:
+        return None
     unit = finite_sample_radius(sigma, 1, n_languages, n_backbones, eps)  # r(n) = unit / sqrt(n)
     n = int(np.floor((unit / target) ** 2)) + 1
     return max(n, 1)
