@@ -1,8 +1,10 @@
-"""Messages that name why a collected panel is short (judgecal.judges.diagnosis), the parse rule
-for cut-off replies, and the server quirks a shard reports: pure functions, no server."""
+"""What running against a real llama.cpp server revealed, checked without a server: messages that
+name why a collected panel is short (judgecal.judges.diagnosis), the parse rule for cut-off
+replies, the server quirks a shard reports, item texts that look like numbers."""
 import pandas as pd
 
 from judgecal.judges import AnswerFormat, Endpoint
+from judgecal.judges import protocols
 from judgecal.judges.diagnosis import judge_ls_shortfall, missing_scores_note
 from judgecal.judges.parse import parse_answer
 from judgecal.judges.stages import server_quirks
@@ -84,3 +86,15 @@ def test_server_quirks_are_reported():
     assert any("1 of 2 replies carried no usage" in line for line in lines)
     assert any("['content_filter']" in line for line in lines)
     assert server_quirks(replies[:1], Endpoint(name="s", base_url="u", model="smollm2-135m")) == []
+
+
+def test_item_texts_that_look_like_numbers_stay_as_written(tmp_path):
+    # LLMBar's arithmetic items: a column of answers such as "5" and "22.5" was read as floats
+    # (the prompt showed "5.0", and the reference texts could not be written)
+    path = tmp_path / "items.csv"
+    path.write_text("subset,item_index,input,output_1,output_2,label\n"
+                    "s,007,Divide 45 by 9,22.5,5,2\ns,8,Find the 3rd prime,5,1e3,1\n")
+    items = protocols.read_items(path, "pairwise")
+    assert items["output_1"].tolist() == ["22.5", "5"]
+    assert items["output_2"].tolist() == ["5", "1e3"] and items["item_index"][0] == "007"
+    assert protocols.reference_texts(items)["text"].map(type).eq(str).all()

@@ -15,10 +15,12 @@ Pure: building calls, sharding and tabulating need no server (the runner makes t
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
-from judgecal.data.io import InputError, file_rows, read_table, rename_columns
+from judgecal.data.io import IDENTIFIERS, InputError, file_rows, read_table, rename_columns
 
 from .cache import call_key
 from .endpoints import Endpoint
@@ -46,7 +48,12 @@ def read_items(path, kind: str, columns: dict | None = None, n_items: int | None
     """A pairwise or pointwise item table, checked, keys as strings, first ``n_items`` kept
     (pairwise: first n rows; pointwise: first n items of each language, in file order)."""
     wanted = PAIRWISE_ITEM_COLUMNS if kind == "pairwise" else POINTWISE_ITEM_COLUMNS
-    frame = rename_columns(read_table(path), columns)
+    # a CSV's texts as written: an answer "5" or "22.5" is not the number 5 or 22.5 (the prompt
+    # would show "5.0"; a column of such answers would be read as floats)
+    as_text = tuple((columns or {}).get(c, c) for c in wanted)
+    csv = Path(path).suffix.lower() != ".parquet"
+    frame = rename_columns(read_table(path, text=IDENTIFIERS + as_text if csv else IDENTIFIERS),
+                           columns)
     missing = [c for c in wanted if c not in frame.columns]
     if missing:
         raise InputError(path, f"missing column(s) {missing}; it has {list(frame.columns)}",
