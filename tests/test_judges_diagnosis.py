@@ -3,6 +3,8 @@ name why a collected panel is short (judgecal.judges.diagnosis), the parse rule 
 replies, the server quirks a shard reports, item texts that look like numbers."""
 import pandas as pd
 
+import judgecal
+
 from judgecal.judges import AnswerFormat, Endpoint
 from judgecal.judges import protocols
 from judgecal.judges.diagnosis import judge_ls_shortfall, missing_scores_note
@@ -98,3 +100,18 @@ def test_item_texts_that_look_like_numbers_stay_as_written(tmp_path):
     assert items["output_1"].tolist() == ["22.5", "5"]
     assert items["output_2"].tolist() == ["5", "1e3"] and items["item_index"][0] == "007"
     assert protocols.reference_texts(items)["text"].map(type).eq(str).all()
+
+
+def test_judge_ls_runs_when_every_translation_is_unusable():
+    # the issue's collection: every translation cut off, so every item is flagged by the audit
+    # and every zh judgment is no_input; the sensitivity table (flips without flagged items) had
+    # nothing left and failed with "reference condition 'en' is not among the conditions []"
+    table = verdicts({"en": ["ok", "ok"], "zh": ["no_input", "no_input"]})
+    reference = pd.DataFrame({"item": ["0", "1"], "subset": "s", "field": "input",
+                              "text": ["Divide 45 by 9", "Add 3.7 and 6.2"]})
+    cut = reference.assign(text="")
+    result = judgecal.judge_ls(table, reference="en", reference_texts=reference,
+                               variant_texts={"zh": (cut, "full")})
+    assert set(result.sensitivity["items"]) == {"all"}
+    assert (result.flips["n_pairs"] == 0).all() and result.audit["flagged"].all()
+    assert "no flip rate" in result.summary and "no flip rates without them" in result.summary
