@@ -24,7 +24,7 @@ from snapshot import copy_repository
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "config" / "examples" / "local_judge.yaml"
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.local_judge]
 # one model behind four endpoints; distinct model names let the proxy tell them apart (llama.cpp
 # answers whatever model is asked for with the one it loaded)
 JUDGE = {"temperature": 0.0, "seed": 0, "max_tokens": 32, "structured_output": True,
@@ -243,11 +243,15 @@ def test_sigterm_then_rerun_calls_no_one_twice_and_gives_the_same_tables(collect
                                                                            tmp_path):
     """A pointwise collection of one judge in 2 shards, SIGTERM to the whole process group (as a
     cluster's time limit) after two answers, then the same command again: every answer made
-    before the stop is reused, and the scores equal the uninterrupted run's (temperature 0)."""
+    before the stop is reused, and the scores equal the uninterrupted run's (temperature 0; that
+    run had 4 calls in flight per shard, this one 1: batching does not change greedy replies)."""
     first_root, _, _ = collected
     settings = config(tmp_path, server.base_url, {"pw": ["smol"]})
     settings["panels"]["pw"]["collect"]["shards"] = 2
     settings["panels"]["pw"]["backbones"] = ["smol"]
+    # one call in flight per shard, so that calls are still waiting when SIGTERM comes (with all
+    # of a shard's calls in flight, it finishes them and has nothing left to stop)
+    settings["endpoints"]["smol"]["max_concurrency"] = 1
     target = "results/pw/collect/scores/smol.parquet"
     start = len(server.log)
     run = snakemake(tmp_path, settings, target, popen=True)
