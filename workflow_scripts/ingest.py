@@ -17,6 +17,7 @@ from judgecal.analyses import extension
 from judgecal.cbc import estimator
 from judgecal.data import io, sources, streaming
 from judgecal.data.checksums import sha256
+from judgecal.judges.diagnosis import missing_scores_note
 from judgecal.scripting import run_step, write_csv, write_json, write_parquet
 
 log = logging.getLogger("judgecal.ingest")
@@ -107,4 +108,22 @@ def main(smk):
                           for name, path in inputs.items()}}, smk.output.manifest)
 
 
-run_step(main, snakemake)
+def main_naming_collection_failures(smk):
+    """``main``, with the calls behind a collected panel's missing scores named in the log and
+    in any error (the ingest's own message only sees missing values)."""
+    panel = smk.params.panel
+    note = None
+    if panel["kind"] == "preference_margins" and panel.get("collect"):
+        scores = {judge: pd.read_parquet(path) for judge, path in smk.input.items()}
+        note = missing_scores_note(smk.wildcards.panel, scores, smk.config.get("endpoints") or {})
+    if note:
+        log.warning(note)
+    try:
+        main(smk)
+    except ValueError as error:
+        if note is None:
+            raise
+        raise ValueError(f"{error}\n{note}") from None
+
+
+run_step(main_naming_collection_failures, snakemake)

@@ -6,6 +6,7 @@ import judgecal
 from judgecal.analyses import judge_ls as _jl
 from judgecal.data import sources
 from judgecal.data.io import read_table
+from judgecal.judges.diagnosis import judge_ls_shortfall
 from judgecal.scripting import run_step, write_csv
 
 log = logging.getLogger("judgecal.analyses.judge_ls")
@@ -29,9 +30,24 @@ def verdicts_source(smk, panel):
     return files if isinstance(files, str) else sources.describe(panel["verdicts"])
 
 
+def check_collection(smk, panel):
+    """A collected panel whose calls left a condition without usable judgments: the stage, the
+    counts, the files and the setting to change (an error when nothing can be measured)."""
+    texts = {c: read_table(smk.input[f"variant_{c}"]) for c in panel["collect"]["conditions"]}
+    error, warning = judge_ls_shortfall(
+        smk.wildcards.panel, read_table(smk.input.verdicts), texts, panel["reference"],
+        panel["collect"]["translator"], smk.config.get("endpoints") or {})
+    if error:
+        raise ValueError(error)
+    if warning:
+        log.warning(warning)
+
+
 def main(smk):
     panel = smk.params.panel
     settings = smk.params.settings
+    if panel["source"] == "collection":
+        check_collection(smk, panel)
     verdicts, columns = load_verdicts(smk, panel)
     variants = None
     if "reference_texts" in smk.input.keys():

@@ -81,7 +81,8 @@ def tasks_for_radius(sigma: float, target: float, n_languages: int, n_backbones:
     """Smallest number of tasks whose finite-sample radius is below ``target``.
 
     The paper's power statement: the radius falls below max|beta| / 2 from n = 52 on devai.
-    None when ``target`` is 0 (scores exactly additive, beta = 0: no radius is below it).
+    None when ``target`` is 0 (a panel without interaction, e.g. two judges scoring alike):
+    no number of tasks gives a radius below 0.
     """
     if not target > 0:
         return None

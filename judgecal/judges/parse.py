@@ -86,9 +86,13 @@ def _pattern_value(text: str, pattern: str):
     return groups[0] if groups else last.group(0)
 
 
-def parse_answer(text: str | None, answer: AnswerFormat) -> tuple[Any, str]:
-    """``(value, status)`` of one reply: status ``ok`` or ``parse_failure`` (value None)."""
-    if text is None or not str(text).strip():
+def parse_answer(text: str | None, answer: AnswerFormat, truncated: bool = False
+                 ) -> tuple[Any, str]:
+    """``(value, status)`` of one reply: status ``ok`` or ``parse_failure`` (value None).
+
+    A reply cut off at ``max_tokens`` (``truncated``) is a parse failure whatever its start says:
+    a rambling model's "The score is 3 because..." cut short is not an answer."""
+    if truncated or text is None or not str(text).strip():
         return None, PARSE_FAILURE
     text = str(text)
     if answer.kind == "text":

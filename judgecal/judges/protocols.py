@@ -15,10 +15,12 @@ Pure: building calls, sharding and tabulating need no server (the runner makes t
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
-from judgecal.data.io import InputError, file_rows, read_table, rename_columns
+from judgecal.data.io import IDENTIFIERS, InputError, file_rows, read_table, rename_columns
 
 from .cache import call_key
 from .endpoints import Endpoint
@@ -37,7 +39,7 @@ PROMPT_FIELDS = {"pairwise": ("instruction", "output_a", "output_b"),
                  "pointwise": ("instruction", "response")}
 RESULT_COLUMNS = ["status", "value", "raw", "truncated", "finish_reason", "input_tokens",
                   "output_tokens", "cost", "latency", "attempts", "cached", "error", "key",
-                  "endpoint", "model", "prompt"]
+                  "endpoint", "model", "served_model", "prompt"]
 
 
 # --- items -------------------------------------------------------------------------------------
@@ -46,7 +48,12 @@ def read_items(path, kind: str, columns: dict | None = None, n_items: int | None
     """A pairwise or pointwise item table, checked, keys as strings, first ``n_items`` kept
     (pairwise: first n rows; pointwise: first n items of each language, in file order)."""
     wanted = PAIRWISE_ITEM_COLUMNS if kind == "pairwise" else POINTWISE_ITEM_COLUMNS
-    frame = rename_columns(read_table(path), columns)
+    # a CSV's texts as written: an answer "5" or "22.5" is not the number 5 or 22.5 (the prompt
+    # would show "5.0"; a column of such answers would be read as floats)
+    as_text = tuple((columns or {}).get(c, c) for c in wanted)
+    csv = Path(path).suffix.lower() != ".parquet"
+    frame = rename_columns(read_table(path, text=IDENTIFIERS + as_text if csv else IDENTIFIERS),
+                           columns)
     missing = [c for c in wanted if c not in frame.columns]
     if missing:
         raise InputError(path, f"missing column(s) {missing}; it has {list(frame.columns)}",
@@ -195,7 +202,7 @@ def calls_table(calls: list[Call], results: dict[str, dict]) -> pd.DataFrame:
         row = {**meta, **{c: result.get(c) for c in RESULT_COLUMNS if c != "prompt"}}
         rows.append(row)
     table = pd.DataFrame(rows, columns=None if rows else ["stage", *RESULT_COLUMNS])
-    for column in ("value", "raw", "error", "finish_reason", "model"):
+    for column in ("value", "raw", "error", "finish_reason", "model", "served_model"):
         if column in table:
             table[column] = table[column].astype(object).where(table[column].notna(), None)
             table[column] = table[column].map(lambda v: None if v is None else str(v))
@@ -240,11 +247,11 @@ def verdict_table(table: pd.DataFrame, judge: str) -> pd.DataFrame:
 def score_table(table: pd.DataFrame) -> pd.DataFrame:
     """One judge's pointwise calls in the M-RewardBench layout the ``preference_margins`` ingest
     reads: item_numeric_id, subset, language, chosen_score, rejected_score (empty unless the
-    score parsed), chosen_status, rejected_status."""
+    score parsed), chosen_status, rejected_status, chosen_truncated, rejected_truncated."""
     rows = table[table["stage"] == POINTWISE]
     score = pd.to_numeric(rows["value"].where(rows["status"] == "ok"), errors="coerce")
     wide = rows.assign(score=score).pivot(index=["item", "subset", "language"], columns="side",
-                                          values=["score", "status"])
+                                          values=["score", "status", "truncated"])
     order = rows[["item", "subset", "language"]].drop_duplicates()
     wide = wide.reindex(pd.MultiIndex.from_frame(order))
     return pd.DataFrame({"item_numeric_id": order["item"].to_numpy(),
@@ -253,7 +260,9 @@ def score_table(table: pd.DataFrame) -> pd.DataFrame:
                          "chosen_score": wide[("score", "chosen")].to_numpy(float),
                          "rejected_score": wide[("score", "rejected")].to_numpy(float),
                          "chosen_status": wide[("status", "chosen")].to_numpy(),
-                         "rejected_status": wide[("status", "rejected")].to_numpy()})
+                         "rejected_status": wide[("status", "rejected")].to_numpy(),
+                         "chosen_truncated": wide[("truncated", "chosen")].to_numpy(bool),
+                         "rejected_truncated": wide[("truncated", "rejected")].to_numpy(bool)})
 
 
 STATUS_COLUMNS = ["stage", "endpoint", "condition", "n_calls", "n_ok", "n_parse_failure",

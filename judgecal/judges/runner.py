@@ -9,7 +9,9 @@ without a server (:func:`backoff_delay`, :func:`progress_line`); :func:`run_call
   with exponential backoff and jitter, waiting at least the server's ``Retry-After``.
   401/403/404 stop the shard at once (a wrong key, model or URL would fail every call). Any other
   error, or retries used up, makes a ``failed`` result: recorded, never cached, never a verdict.
-* A reply cut off at ``max_tokens`` (finish reason ``length``) is flagged ``truncated``.
+* A reply cut off at ``max_tokens`` (finish reason ``length``) is flagged ``truncated`` and is a
+  ``parse_failure`` (never scored). The model the server says answered (``served_model``) and
+  whether the reply carried ``usage`` are recorded.
 * ``Budget``: each new call first reserves its estimated cost against ``max_cost`` (in the
   collection's shared ledger, :mod:`judgecal.judges.ledger`, so the cap holds across shards);
   once nothing fits no call starts, calls in flight finish and are cached, and :class:`Stopped`
@@ -87,7 +89,8 @@ def progress_line(label: str, done: int, total: int, cached: int, failed: int, p
     rate = new / elapsed if elapsed > 0 else 0.0
     left = total - done
     eta = f"{left / rate:.0f} s" if rate > 0 else ("0 s" if left == 0 else "unknown")
-    return (f"{label}: {done}/{total} calls ({cached} cached), {rate:.1f} calls/s, {failed} "
+    shown = f"{rate:.1f}" if rate >= 1 or rate == 0 else f"{rate:.2g}"  # a slow local server
+    return (f"{label}: {done}/{total} calls ({cached} cached), {shown} calls/s, {failed} "
             f"failed, {parse_failures} unparseable, ETA {eta}")
 
 
@@ -231,8 +234,10 @@ async def _send(client, endpoint: Endpoint, call: Call, answer: AnswerFormat, po
         usage = response.usage
         tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
         tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
-        value, status = parse_answer(raw, answer)
+        value, status = parse_answer(raw, answer, finish == "length")
         return {"key": call.key, "endpoint": endpoint.name, "model": endpoint.model,
+                "served_model": getattr(response, "model", None),
+                "usage_reported": usage is not None,
                 "base_url": endpoint.base_url, "raw": raw, "value": value, "status": status,
                 "finish_reason": finish, "truncated": finish == "length",
                 "input_tokens": tokens_in, "output_tokens": tokens_out,
@@ -252,7 +257,7 @@ async def _execute(calls, endpoint, cache, answer, policy, budget, progress_inte
         if record is None:
             pending.append(i)
         else:  # re-parse the stored reply with the current answer format
-            value, status = parse_answer(record.get("raw"), answer)
+            value, status = parse_answer(record.get("raw"), answer, bool(record.get("truncated")))
             results[i] = {**record, "value": value, "status": status, "cached": True}
     counts = {"cached": len(calls) - len(pending), "new": 0, "failed": 0, "unparseable": 0,
               "unreachable": 0}

@@ -54,7 +54,31 @@ def run_shard(calls, endpoint: Endpoint, prompt: Prompt, settings: dict, collect
     job = shard_set(calls, endpoint, prompt, settings, collection, stage, shard, label, budget)
     results = run_call_sets([job], policy=RetryPolicy(**settings["retries"]),
                             progress_interval=settings["progress_interval"])[0]
+    for line in server_quirks(results, endpoint):
+        log.warning("%s: %s", label, line)
     return protocols.calls_table(calls, {r["key"]: r for r in results})
+
+
+def server_quirks(results: list[dict], endpoint: Endpoint) -> list[str]:
+    """What the server did that a user should know, from the replies of this run: another model
+    answered than the one asked for, replies without usage (their tokens and cost count as 0),
+    finish reasons other than stop / length."""
+    new = [r for r in results if not r.get("cached") and "finish_reason" in r]
+    lines = []
+    served = sorted({str(r.get("served_model")) for r in new} - {endpoint.model, "None"})
+    if served:
+        lines.append(f"the server answered as model {served}, not {endpoint.model!r} as asked "
+                     "(llama.cpp and some proxies serve whatever model they loaded); the tables "
+                     "record the model asked for and the calls tables `served_model`")
+    unreported = sum(not r.get("usage_reported", True) for r in new)
+    if unreported:
+        lines.append(f"{unreported} of {len(new)} replies carried no usage: their tokens and cost "
+                     "count as 0 in usage.csv and against max_cost")
+    other = sorted({str(r["finish_reason"]) for r in new} - {"stop", "length"})
+    if other:
+        lines.append(f"finish reason(s) {other}: answers parsed as they are (only `length` "
+                     "marks a reply as cut off)")
+    return lines
 
 
 def read_calls(paths) -> pd.DataFrame:

@@ -83,14 +83,19 @@ def flip_sensitivity(frame: pd.DataFrame, flagged_items: pd.DataFrame, reference
     ``flagged_items`` has columns item and subset (e.g. ``audit.loc[audit.flagged, ["item",
     "subset"]]``). Result: the :func:`flip_table` columns plus ``items`` (``all`` or
     ``unflagged``) and ``n_excluded_items`` (distinct flagged items removed from the data).
+    With every item flagged (a collection whose translations were all cut off) there are no
+    ``unflagged`` rows.
     """
     keys = flagged_items[["item", "subset"]].astype(str).drop_duplicates()
     marked = frame.merge(keys.assign(_flagged=True), on=["item", "subset"], how="left")
     flagged = marked["_flagged"].eq(True).to_numpy()
     excluded = len(frame.loc[flagged, ["item", "subset"]].drop_duplicates())
-    return pd.concat([flip_table(frame, reference, confidence).assign(items=ALL, n_excluded_items=0),
-                      flip_table(frame.loc[~flagged], reference, confidence)
-                      .assign(items="unflagged", n_excluded_items=excluded)], ignore_index=True)
+    parts = [flip_table(frame, reference, confidence).assign(items=ALL, n_excluded_items=0)]
+    rest = frame.loc[~flagged]
+    if (rest["condition"] == reference).any():  # every item flagged: no unflagged rows
+        parts.append(flip_table(rest, reference, confidence)
+                     .assign(items="unflagged", n_excluded_items=excluded))
+    return pd.concat(parts, ignore_index=True)
 
 
 def audit_variants(reference_texts: pd.DataFrame, variants: Mapping[str, tuple],

@@ -52,11 +52,14 @@ def summary_markdown(accuracy: pd.DataFrame, flips: pd.DataFrame | None = None,
             | ({"clustered McNemar p": [f"{p:.3g}" for p in f["mcnemar_cluster_p"]]}
                if "mcnemar_cluster_p" in f else {})))]
         parts += ["", f"Flip rates range {100 * f['flip_rate'].min():.1f}%-"
-                      f"{100 * f['flip_rate'].max():.1f}%."]
+                      f"{100 * f['flip_rate'].max():.1f}%." if f["flip_rate"].notna().any()
+                  else "No pair of usable judgments: no flip rate."]
     if sensitivity is not None and len(sensitivity):
         s = sensitivity.loc[(sensitivity["subset"] == ALL) & (sensitivity["items"] == "unflagged")]
         parts += ["", f"Without the {int(s['n_excluded_items'].max())} flagged items flip rates "
-                      f"range {100 * s['flip_rate'].min():.1f}%-{100 * s['flip_rate'].max():.1f}%."]
+                      f"range {100 * s['flip_rate'].min():.1f}%-{100 * s['flip_rate'].max():.1f}%."
+                  if len(s) else "Every item has a flagged translation: no flip rates without "
+                  "them."]
     if position is not None and len(position):
         p = position.loc[position["subset"] == ALL]
         parts += ["", "## Position inconsistency", "", _markdown(
