@@ -226,7 +226,7 @@ def all_targets():
 
 
 # --- Resources that follow the input (docs/performance.md, "Declared resources") -------------
-# A heavy rule declares `mem_mb=scaled(base, per_million)` and `runtime=scaled(...)`: the request
+# Heavy rules declare `mem_mb=scaled(base, per_million)` and `runtime=scaled(...)`: the request
 # is (base + per_million x rows of its input / 10^6) x RESOURCE_MARGIN, times the attempt, so a job
 # killed for memory and retried (`retries:` in profiles/slurm) asks for twice, then three times
 # as much. base / per_million are fitted to the peaks of benchmarks/analyses_scale.py.
