@@ -48,6 +48,10 @@ onsuccess:
     from judgecal.report.summary import run_summary
 
     print(
-        run_summary({name: p["analyses"] for name, p in PANELS.items()}, "results", RUN_STARTED),
+        run_summary(
+            {name: p["analyses"] for name, p in PANELS.items()},
+            "results",
+            RUN_STARTED,
+        ),
         file=sys.stderr,
     )

@@ -187,12 +187,15 @@ def report_inputs(wildcards):
 
 
 def judge_endpoints(wildcards):
-    return {j: config["endpoints"][j] for j in collect_settings(wildcards.panel)["judges"]}
+    return {
+        j: config["endpoints"][j] for j in collect_settings(wildcards.panel)["judges"]
+    }
 
 
 def forecast_inputs(wildcards):
     """What the forecast reads: the panel named in `stop.forecast_from` (its tensor), a tensor
-    file, or the pilot round once it has been collected (never a call: the plan costs nothing)."""
+    file, or the pilot round once it has been collected (never a call: the plan costs nothing).
+    """
     panel = wildcards.panel
     source = collect_settings(panel)["stop"]["forecast_from"]
     if source in PANELS:

@@ -211,8 +211,6 @@ rule judge_pointwise_rounds:
         intervals="results/{panel}/collect/sequence_intervals.csv",
     log:
         "results/{panel}/logs/judge_pointwise_rounds.log",
-    message:
-        "{params.message}"
     conda:
         "../environment.yml"
     resources:
@@ -222,6 +220,8 @@ rule judge_pointwise_rounds:
         panel=panel_config,
         endpoints=judge_endpoints,
         message=rounds_message,
+    message:
+        "{params.message}"
     script:
         "../workflow_scripts/collect_rounds.py"
 

@@ -41,7 +41,9 @@ for _panel in config["panels"].values():
     if "collect" in _panel:
         fill_defaults(_panel["collect"], config["collection"]["defaults"])
         if isinstance(_panel["collect"].get("stop"), dict):
-            fill_defaults(_panel["collect"]["stop"], config["collection"]["stop_defaults"])
+            fill_defaults(
+                _panel["collect"]["stop"], config["collection"]["stop_defaults"]
+            )
         if _panel["kind"] == "pairwise_verdicts":
             _panel.setdefault("reference_texts", None)
             _panel.setdefault("variant_texts", {})
@@ -235,7 +237,8 @@ RESOURCE_MARGIN = 1.5
 
 def input_rows(input, names=None):
     """Rows of a job's input files (named `names`, default all): a Parquet file's row count
-    from its footer, other files (CSV, JSON Lines) one row per 16 bytes (an upper bound)."""
+    from its footer, other files (CSV, JSON Lines) one row per 16 bytes (an upper bound).
+    """
     import pyarrow.parquet
 
     rows = 0
@@ -249,7 +252,9 @@ def input_rows(input, names=None):
             elif path.is_file():
                 rows += path.stat().st_size // 16
             elif path.is_dir():
-                rows += sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) // 16
+                rows += (
+                    sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) // 16
+                )
     return rows
 
 
@@ -258,6 +263,8 @@ def scaled(base, per_million=0, of=None):
 
     def request(wildcards, input, attempt):
         rows = input_rows(input, of) if per_million else 0
-        return int(-(-(base + per_million * rows / 1e6) * RESOURCE_MARGIN * attempt // 1))
+        return int(
+            -(-(base + per_million * rows / 1e6) * RESOURCE_MARGIN * attempt // 1)
+        )
 
     return request
