@@ -46,6 +46,32 @@ register_targets(
 )
 
 
+rule leaderboard:
+    input:
+        tensor="results/{panel}/tensor.parquet",
+    output:
+        leaderboard="results/{panel}/cbc/leaderboard.csv",
+    log:
+        "results/{panel}/logs/leaderboard.log",
+    benchmark:
+        "results/{panel}/benchmarks/leaderboard.tsv"
+    conda:
+        "../environment.yml"
+    resources:
+        mem_mb=2000,
+        runtime=20,
+    params:
+        panel=panel_config,
+        intervals=config["rank_intervals"],
+    script:
+        "../workflow_scripts/leaderboard.py"
+
+
+register_targets(
+    lambda: expand("results/{panel}/cbc/leaderboard.csv", panel=panels_with("cbc"))
+)
+
+
 rule calibrator:
     input:
         runs="results/{panel}/runs.parquet",
