@@ -35,3 +35,4 @@ rule all:
     input:
         all_targets(),
         "results/claims.csv",
+        "results/index.html",

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .calibrator import COLUMN_PARAMS, UNSEEN_POLICIES, Calibrator, write_atomically
 from .data import io
+from .report.page import command as compare_command
 
 EXIT_INPUT = 2
 
@@ -57,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="judgecal", description="Calibrate multilingual LLM judges with CBC "
         "(double-centring): fit a calibrator on a run table, apply it to new runs.",
         epilog="`judgecal fit --help` and `judgecal apply --help` show examples.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{fit,apply}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{fit,apply,compare}")
     formatter = argparse.RawDescriptionHelpFormatter
 
     fit = commands.add_parser("fit", help="learn beta from a run table and save the calibrator",
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="level of the rank intervals (default 0.95)")
     apply.add_argument("--seed", type=int, default=0, help="seed of the rankings (default 0)")
     _column_options(apply, defaults=False)
+    compare_command.add_parser(commands)
     return parser
 
 
@@ -161,7 +163,8 @@ def main(argv=None) -> int:
     """Entry point of the ``judgecal`` command; returns the exit code (2 on bad input)."""
     args = build_parser().parse_args(argv)
     try:
-        message = (run_fit if args.command == "fit" else run_apply)(args)
+        run = getattr(args, "run", None) or (run_fit if args.command == "fit" else run_apply)
+        message = run(args)
     except ValueError as error:  # InputError and bad settings: the message says what to change
         print(f"judgecal {args.command}: error: {error}", file=sys.stderr)
         return EXIT_INPUT

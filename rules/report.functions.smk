@@ -146,3 +146,30 @@ def claim_outputs():
         if made:
             produced.append(path)
     return produced
+
+
+def page_inputs():
+    """Files the results page reads beyond the targets: each `cbc` panel's tensors (the
+    heatmap's per-task detail) and every panel's inputs.json (provenance)."""
+    scored = [
+        name
+        for name, panel in PANELS.items()
+        if panel["kind"] != "pairwise_verdicts"
+        and (panel["analyses"] or name in applying_panels() + extending_panels())
+    ]
+    files = [f"results/{name}/inputs.json" for name in scored]
+    for name in panels_with("cbc"):
+        files += [
+            f"results/{name}/tensor.parquet",
+            f"results/{name}/cbc/calibrated_tensor.parquet",
+        ]
+    return files
+
+
+def config_digest():
+    """SHA-256 of the run's configuration (keys sorted), shown on the results page."""
+    import hashlib
+    import json
+
+    text = json.dumps(config, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
