@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..figures.style import OKABE_ITO
+from ..palette import OKABE_ITO
 from .collect import _records
 
 FONT = ("Noto Sans, Noto Sans CJK SC, Noto Sans Devanagari, Noto Sans Arabic, "

@@ -47,9 +47,10 @@ def beta_section(res: Results, name: str) -> tuple[dict | None, dict | None]:
     beta = res.csv(f"{name}/cbc/beta.csv")
     if beta is None:
         return None, None
-    bands, source = res.csv(f"{name}/cbc/bands.csv"), f"{name}/cbc/bands.csv"
-    if bands is None:
-        bands, source = beta, f"{name}/cbc/beta.csv"
+    source, bands = f"{name}/cbc/beta.csv", res.csv(f"{name}/cbc/bands.csv")
+    if bands is not None:  # beta from beta.csv, its band beside it
+        beta = beta.merge(bands.drop(columns="beta"), on=["language", "backbone"], how="left")
+        source += " and bands.csv"
     summary = res.json(f"{name}/cbc/summary.json") or {}
     band_info = res.json(f"{name}/cbc/bands.json") or {}
     facts = _facts(f"{name}/cbc/summary.json", [
@@ -64,9 +65,9 @@ def beta_section(res: Results, name: str) -> tuple[dict | None, dict | None]:
         ("band level", band_info.get("level")),
         ("band critical value", band_info.get("critical_value")),
     ])
-    tab = table(f"{name}.beta", "Interaction beta (score units)", source, bands, BETA_COLUMNS,
+    tab = table(f"{name}.beta", "Interaction beta (score units)", source, beta, BETA_COLUMNS,
                 PER_LANGUAGE, LANG_BB)
-    heat = charts.heatmap(f"{name}.heatmap", bands)
+    heat = charts.heatmap(f"{name}.heatmap", beta)
     note = ("beta[language, backbone]: the language x backbone interaction CBC removes. The "
             "tooltip shows the simultaneous band when the panel has `bands`; click a cell for "
             "its raw and calibrated scores over tasks.")
