@@ -150,7 +150,8 @@ def claim_outputs():
 
 def page_inputs():
     """Files the results page reads beyond the targets: each `cbc` panel's tensors (the
-    heatmap's per-task detail) and every panel's inputs.json (provenance)."""
+    heatmap's per-task detail), every score panel's inputs.json (provenance) and the Judge-LS
+    tables beside each verdict panel's summary.md."""
     scored = [
         name
         for name, panel in PANELS.items()
@@ -158,6 +159,11 @@ def page_inputs():
         and (panel["analyses"] or name in applying_panels() + extending_panels())
     ]
     files = [f"results/{name}/inputs.json" for name in scored]
+    for name in verdict_panels():
+        files += [
+            f"results/{name}/judge_ls/{table}.csv"
+            for table in ("accuracy", "flips", "position")
+        ]
     for name in panels_with("cbc"):
         files += [
             f"results/{name}/tensor.parquet",

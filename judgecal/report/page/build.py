@@ -8,7 +8,7 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
-from ..._version import __version__
+from ... import __version__
 from .charts import CONFIG, heatmap
 from .collect import Results, rows
 from .diff import run_diff
