@@ -361,3 +361,31 @@ def test_copy_csv_puts_the_visible_rows_on_the_clipboard(opened, results):
     assert [r["backbone"] for r in rows] == frame["backbone"].tolist()
     assert [float(r["mean_cbc"]) for r in rows] == frame["mean_cbc"].tolist()  # full precision
     opened.view("panel=devai")
+
+
+@pytest.mark.slow
+def test_the_default_runs_page_renders_every_panel_offline(browser, readme_reproduction):
+    """Acceptance: `snakemake --cores 2` on the default config (the README's command) wrote
+    results/index.html; opened from disk with the network blocked, every section renders."""
+    results = readme_reproduction / "results"
+    default = Opened(browser, results / "index.html")
+    try:
+        panels = default.page.eval_on_selector_all("nav button", "bs => bs.map(b => b.dataset.panel)")
+        assert panels == ["devai", "devai_raw", "synthetic", "mrewardbench", "llmbar",
+                          "judge_ls_synthetic"]
+        expected = {"devai": {"leaderboard", "beta", "heldout", "decisions", "reversal", "cmi"},
+                    "mrewardbench": {"leaderboard", "beta", "heldout", "reversal"},
+                    "llmbar": {"judge_ls"}}
+        for name in panels:
+            default.panel(name)
+            sections = set(default.page.eval_on_selector_all(
+                "#panel [data-section]", "s => s.map(x => x.dataset.section)"))
+            assert expected.get(name, set()) <= sections, name
+            marks = default.page.eval_on_selector_all(
+                ".chart", "cs => cs.map(c => c.querySelectorAll('svg path, svg text').length)")
+            assert marks and min(marks) > 10, (name, marks)
+        claims = pd.read_csv(results / "claims.csv")
+        assert len(default.visible("claims")) == len(claims)
+        assert default.requests == [] and default.errors == [] and default.dialogs == []
+    finally:
+        default.close()

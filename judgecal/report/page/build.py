@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from pathlib import Path
 
 import jinja2
@@ -17,12 +18,30 @@ from .sections import claims_table, panel_data, provenance
 ASSETS = Path(__file__).with_name("assets")
 
 
+SNIPPET = "window.vegaEmbed = vegaEmbed;"
+
+
 @functools.lru_cache(maxsize=1)
 def vega_javascript() -> str:
-    """vega, vega-lite and vega-embed as one classic script (``window.vegaEmbed``)."""
+    """vega, vega-lite and vega-embed as one classic script (``window.vegaEmbed``).
+
+    Bundling takes vl-convert a few CPU seconds and gives the same text for the same package
+    version, so the bundle is kept in the user's cache (``$XDG_CACHE_HOME/judgecal``, else
+    ``~/.cache/judgecal``), named by that version; an unwritable cache only costs the time.
+    """
     import vl_convert
 
-    return vl_convert.javascript_bundle("window.vegaEmbed = vegaEmbed;")
+    home = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    cached = Path(home) / "judgecal" / f"vega-embed-vl-convert-{vl_convert.__version__}.js"
+    if cached.is_file():
+        return cached.read_text(encoding="utf-8")
+    bundle = vl_convert.javascript_bundle(SNIPPET)
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        _write(bundle, cached)
+    except OSError:
+        pass
+    return bundle
 
 
 def page_data(results, panels=None, available=None, config_sha256=None) -> dict:
@@ -56,7 +75,7 @@ def render(data: dict, title: str) -> str:
 
 def _write(text: str, output) -> Path:
     output = Path(output)
-    temporary = output.with_name(output.name + ".tmp")
+    temporary = output.with_name(f"{output.name}.{os.getpid()}.tmp")
     temporary.write_text(text, encoding="utf-8")
     temporary.replace(output)
     return output
