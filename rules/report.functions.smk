@@ -148,28 +148,38 @@ def claim_outputs():
     return produced
 
 
+# analysis -> the files under results/{panel}/ the results page reads (judgecal.report.page)
+PAGE_FILES = {
+    "cbc": [
+        "cbc/beta.csv",
+        "cbc/rankings.csv",
+        "cbc/summary.json",
+        "cbc/leaderboard.csv",
+        "tensor.parquet",
+        "cbc/calibrated_tensor.parquet",
+        "inputs.json",
+    ],
+    "bands": ["cbc/bands.csv", "cbc/bands.json"],
+    "heldout": ["heldout/tau.csv", "heldout/paired.csv"],
+    "decisions": ["heldout/decisions.json"],
+    "reversal": ["reversal/pairs.csv", "reversal/summary.json"],
+    "information": ["information/cmi.json"],
+    "judge_ls": [
+        f"judge_ls/{table}.csv" for table in ("accuracy", "flips", "position")
+    ],
+}
+
+
 def page_inputs():
-    """Files the results page reads beyond the targets: each `cbc` panel's tensors (the
-    heatmap's per-task detail), every score panel's inputs.json (provenance) and the Judge-LS
-    tables beside each verdict panel's summary.md."""
-    scored = [
-        name
-        for name, panel in PANELS.items()
-        if panel["kind"] != "pairwise_verdicts"
-        and (panel["analyses"] or name in applying_panels() + extending_panels())
+    """Every file the results page reads (collections' tables are targets already)."""
+    return [
+        f"results/{name}/{path}"
+        for analysis, paths in PAGE_FILES.items()
+        for name in (
+            verdict_panels() if analysis == "judge_ls" else panels_with(analysis)
+        )
+        for path in paths
     ]
-    files = [f"results/{name}/inputs.json" for name in scored]
-    for name in verdict_panels():
-        files += [
-            f"results/{name}/judge_ls/{table}.csv"
-            for table in ("accuracy", "flips", "position")
-        ]
-    for name in panels_with("cbc"):
-        files += [
-            f"results/{name}/tensor.parquet",
-            f"results/{name}/cbc/calibrated_tensor.parquet",
-        ]
-    return files
 
 
 def config_digest():
