@@ -274,4 +274,4 @@ def provenance(res: Results, panels, version: str, config_sha256: str | None) ->
     return {"version": version, "config_sha256": config_sha256,
             "inputs": table("inputs", "Input files and checksums", "{panel}/inputs.json",
                             pd.DataFrame(rows, columns=["panel", "input", "path", "sha256"]),
-                            columns, POOLED, {"cpanel": ["panel"]})}
+                            columns, POOLED)}
