@@ -40,6 +40,7 @@ rule all:
     input:
         all_targets(),
         "results/claims.csv",
+        "results/index.html",
 
 
 # The end of a run: what was computed, the claims count, where the results are, the report

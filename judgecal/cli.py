@@ -20,6 +20,7 @@ from .calibrator import COLUMN_PARAMS, DEFAULT_BAND_REPLICATES, UNSEEN_POLICIES,
 from .data import io, sources
 from .data.atomic import write_atomically
 from .data.errors import front
+from .report.page import command as compare_command
 
 EXIT_INPUT = 2
 
@@ -65,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="judgecal", description="Calibrate multilingual LLM judges with CBC "
         "(double-centring): fit a calibrator on a run table, apply it to new runs.",
         epilog="`judgecal fit --help` and `judgecal apply --help` show examples.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{fit,apply}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{fit,apply,compare}")
     formatter = argparse.RawDescriptionHelpFormatter
 
     fit = commands.add_parser("fit", help="learn beta from a run table and save the calibrator",
@@ -122,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     apply.add_argument("--seed", type=int, default=0, help="seed of the rankings (default 0)")
     _column_options(apply, defaults=False)
     _source_options(apply)
+    compare_command.add_parser(commands)
     return parser
 
 
@@ -201,7 +203,7 @@ def run_apply(args) -> str:
             + (f"; rankings in {args.rankings}" if args.rankings else ""))
 
 
-COMMANDS = {"fit": run_fit, "apply": run_apply}
+COMMANDS = {"fit": run_fit, "apply": run_apply, "compare": compare_command.run}
 
 
 def main(argv=None) -> int:

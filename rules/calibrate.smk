@@ -21,6 +21,7 @@ rule cbc:
         rankings="results/{panel}/cbc/rankings.csv",
         calibrated="results/{panel}/cbc/calibrated_tensor.parquet",
         summary="results/{panel}/cbc/summary.json",
+        leaderboard="results/{panel}/cbc/leaderboard.csv",
     log:
         "results/{panel}/logs/cbc.log",
     benchmark:
@@ -33,6 +34,7 @@ rule cbc:
     params:
         eps=config["cbc"]["eps"],
         panel=panel_config,
+        intervals=config["rank_intervals"],
     script:
         "../workflow_scripts/cbc.py"
 
@@ -41,7 +43,13 @@ register_targets(
     lambda: expand(
         "results/{panel}/cbc/{name}",
         panel=panels_with("cbc"),
-        name=["beta.csv", "rankings.csv", "summary.json", "calibrator.json"],
+        name=[
+            "beta.csv",
+            "rankings.csv",
+            "summary.json",
+            "calibrator.json",
+            "leaderboard.csv",
+        ],
     )
 )
 

@@ -149,3 +149,46 @@ def claim_outputs():
         if made:
             produced.append(path)
     return produced
+
+
+# analysis -> the files under results/{panel}/ the results page reads (judgecal.report.page)
+PAGE_FILES = {
+    "cbc": [
+        "cbc/beta.csv",
+        "cbc/rankings.csv",
+        "cbc/summary.json",
+        "cbc/leaderboard.csv",
+        "tensor.parquet",
+        "cbc/calibrated_tensor.parquet",
+        "inputs.json",
+    ],
+    "bands": ["cbc/bands.csv", "cbc/bands.json"],
+    "heldout": ["heldout/tau.csv", "heldout/paired.csv"],
+    "decisions": ["heldout/decisions.json"],
+    "reversal": ["reversal/pairs.csv", "reversal/summary.json"],
+    "information": ["information/cmi.json"],
+    "judge_ls": [
+        f"judge_ls/{table}.csv" for table in ("accuracy", "flips", "position")
+    ],
+}
+
+
+def page_inputs():
+    """Every file the results page reads (collections' tables are targets already)."""
+    return [
+        f"results/{name}/{path}"
+        for analysis, paths in PAGE_FILES.items()
+        for name in (
+            verdict_panels() if analysis == "judge_ls" else panels_with(analysis)
+        )
+        for path in paths
+    ]
+
+
+def config_digest():
+    """SHA-256 of the run's configuration (keys sorted), shown on the results page."""
+    import hashlib
+    import json
+
+    text = json.dumps(config, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -6,6 +6,7 @@ include: "report.functions.smk"
 
 localrules:
     claims,
+    page,
     simulation_figure,
 
 
@@ -76,3 +77,27 @@ rule claims:
         data_dir=str(DATA_DIR),
     script:
         "../workflow_scripts/claims.py"
+
+
+rule page:
+    input:
+        claims="results/claims.csv",
+        outputs=all_targets(),
+        detail=page_inputs(),
+    output:
+        page=report(
+            "results/index.html",
+            caption="../report/page.rst",
+            category="0. Results page",
+        ),
+    log:
+        "results/logs/page.log",
+    benchmark:
+        "results/benchmarks/page.tsv"
+    conda:
+        "../environment.yml"
+    params:
+        panels=list(PANELS),
+        config_sha256=config_digest(),
+    script:
+        "../workflow_scripts/page.py"

@@ -112,3 +112,31 @@ def readme_reproduction(tmp_path_factory) -> Path:
     run_as_user(readme_command("python3 -m venv .venv && . .venv/bin/activate && pip install -q "
                                "-r requirements.txt"), root, timeout=1500)
     return root
+
+
+# --- results page (issue 27) ---------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def page_runs(tmp_path_factory) -> dict:
+    """Results folders built from the snapshot (tests/page_results.py) with their pages: run A's
+    ``index.html`` (build_page) and ``diff.html`` of run B, a copy of A with one planted beta
+    shift and one claim status change, written by ``judgecal compare`` (in this process, so the
+    Vega bundle is made once)."""
+    import contextlib
+    import io as _io
+    import shutil
+
+    from judgecal import cli
+    from judgecal.report.page import build_page
+    from page_results import make_results, plant_change
+
+    root = tmp_path_factory.mktemp("page")
+    run_a = make_results(root / "a")
+    build_page(run_a, run_a / "index.html")
+    run_b = root / "b"
+    shutil.copytree(run_a, run_b, ignore=shutil.ignore_patterns("index.html"))
+    cell, claim = plant_change(run_b)
+    out = _io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli.main(["compare", str(run_a), str(run_b), "-o", str(root / "diff.html")])
+    return {"a": run_a, "b": run_b, "page": run_a / "index.html", "diff": root / "diff.html",
+            "cell": cell, "claim": claim, "exit": code, "message": out.getvalue()}

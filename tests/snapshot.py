@@ -90,7 +90,7 @@ MAX_PER_FILE = 10
 """At most this many differences are listed per file (then a count of the rest)."""
 
 KINDS = {".csv": "csv", ".parquet": "parquet", ".json": "json", ".md": "text", ".txt": "text",
-         ".png": "png", ".svg": "svg"}
+         ".html": "text", ".png": "png", ".svg": "svg"}
 """File suffix -> how it is compared; any other suffix is compared as bytes."""
 STORED_KINDS = ("csv", "parquet", "json", "text", "bytes")
 """Kinds whose files are copied into the snapshot (figures are described in the manifest)."""

@@ -159,9 +159,10 @@ def test_small_synthetic_panel_end_to_end_and_params_tracking(tmp_path):
     config["ablations"]["backbone_subsets"]["replicates"] = 30
     path = write_config(tmp_path, config)
     plan = snakemake(tmp_path, "--configfile", str(path), "-n")
-    # (its panel's figures and the claims table, which reads every output, are refreshed too)
+    # (its panel's figures, and the claims table and the results page, which read every
+    # output, are refreshed too)
     assert planned_jobs(plan.stdout + plan.stderr) == {"backbone_subsets": 1, "figures_small": 1,
-                                                       "claims": 1, "all": 1}
+                                                       "claims": 1, "page": 1, "all": 1}
 
 
 @pytest.mark.slow

@@ -1,8 +1,10 @@
-"""CBC on one panel: beta, CBC-Weighted beta, rankings, calibrated tensor and the summary."""
+"""CBC on one panel: beta, CBC-Weighted beta, rankings, calibrated tensor, the summary and the
+leaderboard (mean and rank intervals by task bootstrap, settings `rank_intervals`)."""
 import json
 import logging
 
 import judgecal
+from judgecal.analyses.leaderboard import leaderboard
 from judgecal.data import io
 from judgecal.scripting import run_step, write_csv, write_json, write_parquet
 
@@ -36,6 +38,10 @@ def main(smk):
              summary["max_abs_beta"], summary["radius_total"], summary["r2_two_way"],
              summary["r2_full"])
     write_json(summary, smk.output.summary)
+    intervals = smk.params.intervals
+    write_csv(leaderboard(panel, settings["estimator"], intervals["replicates"],
+                          intervals["level"], intervals["seed"]), smk.output.leaderboard)
+    log.info("leaderboard: %d replicates, level %g", intervals["replicates"], intervals["level"])
 
 
 run_step(main, snakemake)

@@ -4,6 +4,7 @@
 ``information`` (conditional mutual information), ``ablations`` (task count, backbone subsets,
 requirement type, LOLO), ``external`` (M-RewardBench, BTL, human anchor), ``missing``
 (incomplete panels), ``diagnostics`` (bands, three-way ANOVA), ``synthetic`` and ``simulation``
-(planted-truth panels and the simulation study), ``judge_ls`` (the Judge-LS metrics).
+(planted-truth panels and the simulation study), ``judge_ls`` (the Judge-LS metrics),
+``leaderboard`` (per-language mean and rank intervals).
 Imports ``data`` and ``cbc``.
 """

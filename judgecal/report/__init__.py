@@ -1,3 +1,4 @@
-"""Stage 4: what a reader looks at: ``figures`` (one module per analysis) and ``claims`` (the
-published values beside the reproduced ones). Imports ``data``, ``cbc`` and ``analyses``.
+"""Stage 4: what a reader looks at: ``figures`` (one module per analysis), ``claims`` (the
+published values beside the reproduced ones) and ``page`` (the self-contained results page,
+``results/index.html``, and ``judgecal compare``). Imports ``data``, ``cbc`` and ``analyses``.
 """

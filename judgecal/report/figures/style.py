@@ -8,13 +8,12 @@ import matplotlib
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ..palette import OKABE_ITO  # noqa: F401  (the figure modules import it from here)
+
 DPI = 200
 """Resolution of the PNG files (pixels per inch). Figure sizes are multiples of 1/8 in (exact in
 binary), so a PNG is exactly ``figsize x DPI`` pixels: 7.25 in wide is 1450 px."""
 
-OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000",
-             "#F0E442")
-"""Okabe-Ito colours, most distinct first (yellow last: weak on white)."""
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 DIVERGING_CMAP = "RdBu_r"
 

@@ -1,0 +1,82 @@
+"""Per-language leaderboards, raw and after CBC, with task-bootstrap intervals and rank intervals.
+
+``cbc/rankings.csv`` gives each backbone's mean and rank in each language; a reader also asks
+whether two backbones can be told apart. Replicate ``r`` resamples the tasks (the shared task
+bootstrap), recomputes the cell means ``M*_r`` and the panel estimator's ``beta*_r``, and ranks
+``M*_r`` (raw) and ``M*_r - beta*_r`` (calibrated) within each language. Intervals are
+percentile intervals at ``level``. Backbones are grouped by the *upper-bound rank* convention
+(LMArena's): ``rank_ub = 1 +`` the number of backbones of the language whose mean interval lies
+entirely above this backbone's, so backbones sharing ``rank_ub`` with the leader are not told
+apart from it at this level.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..cbc.bootstrap import replicate_chunk, task_bootstrap_chunks, weighted_cell_means
+from ..cbc.estimator import double_center, rank_by_count, rank_within_language
+from ..data.panel import Panel
+from .missing import estimate_beta
+
+FAST_ESTIMATORS = ("plain", "available_means")
+"""Estimators whose beta is the double-centred available means: replicated as weighted means."""
+
+
+def _replicates(values: np.ndarray, method: str, n_replicates: int, seed):
+    """``(R, k, m)`` raw and calibrated cell means of ``R`` task-bootstrap replicates."""
+    n, k, m = values.shape
+    raw, cbc = [], []
+    chunk = replicate_chunk(n_replicates, n + 4 * k * m)
+    for bootstrap in task_bootstrap_chunks(n, n_replicates, np.random.default_rng(seed), chunk):
+        if method in FAST_ESTIMATORS:
+            means = weighted_cell_means(values, bootstrap.counts)
+            beta = double_center(means)
+        else:  # least squares / task-adjusted: the estimator on each resampled panel
+            fits = [estimate_beta(values[np.repeat(np.arange(n), row)], method)
+                    for row in bootstrap.counts]
+            means = np.stack([fit.cell_means for fit in fits])
+            beta = np.stack([fit.beta for fit in fits])
+        raw.append(means)
+        cbc.append(means - beta)
+    return np.concatenate(raw), np.concatenate(cbc)
+
+
+def upper_bound_rank(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """``1 +`` the number of entries of the row whose ``low`` exceeds this entry's ``high``."""
+    return (low[..., None, :] > high[..., :, None]).sum(axis=-1) + 1
+
+
+def leaderboard(panel: Panel, estimator: str | None = None, n_replicates: int = 1000,
+                level: float = 0.95, seed=0) -> pd.DataFrame:
+    """One row per language x backbone (panel order): for ``raw`` and ``cbc`` the mean, its
+    interval (``mean_{raw,cbc}_low`` / ``_high``), the rank (1 = best, ties share the better
+    rank), the rank interval (``rank_*_low`` / ``_high``) and ``rank_ub_*`` (module docstring).
+
+    ``mean_raw``, ``mean_cbc``, ``rank_raw`` and ``rank_cbc`` equal ``cbc/rankings.csv``.
+    """
+    if n_replicates < 100:
+        raise ValueError(f"use at least 100 replicates for rank intervals, got {n_replicates}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    estimate = estimate_beta(panel.values, estimator)
+    point = {"raw": estimate.cell_means, "cbc": estimate.cell_means - estimate.beta}
+    replicated = dict(zip(("raw", "cbc"), _replicates(panel.values, estimate.method,
+                                                      n_replicates, seed)))
+    lower, upper = (1 - level) / 2, (1 + level) / 2
+    frame = panel.matrix_frame(point["raw"], "mean_raw")
+    for name in ("raw", "cbc"):
+        draws = replicated[name]
+        low = np.quantile(draws, lower, axis=0)
+        high = np.quantile(draws, upper, axis=0)
+        ranks = rank_by_count(draws)
+        frame[f"mean_{name}"] = point[name].ravel()
+        frame[f"mean_{name}_low"] = low.ravel()
+        frame[f"mean_{name}_high"] = high.ravel()
+        frame[f"rank_{name}"] = rank_within_language(point[name]).ravel()
+        frame[f"rank_{name}_low"] = np.quantile(ranks, lower, axis=0,
+                                                method="lower").ravel().astype(int)
+        frame[f"rank_{name}_high"] = np.quantile(ranks, upper, axis=0,
+                                                 method="higher").ravel().astype(int)
+        frame[f"rank_ub_{name}"] = upper_bound_rank(low, high).ravel()
+    return frame

@@ -1,0 +1,149 @@
+"""The page's charts as Vega-Lite specifications (a declarative grammar; rendered by vega-embed).
+
+Colours are colour-blind safe: the Okabe-Ito palette of the figures for categories and Vega's
+``blueorange`` diverging scheme (no red-green contrast) centred at 0 for beta. Fonts: the Noto
+families, so Latin, CJK, Devanagari and Arabic labels render. Labels are data values of the
+specs, never field names or expressions.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..palette import OKABE_ITO
+from .collect import _records
+
+FONT = ("Noto Sans, Noto Sans CJK SC, Noto Sans Devanagari, Noto Sans Arabic, "
+        "DejaVu Sans, sans-serif")
+DIVERGING = "blueorange"
+CONFIG = {"font": FONT, "view": {"stroke": None}, "axis": {"labelLimit": 180},
+          "range": {"category": list(OKABE_ITO)}}
+SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
+
+
+def _spec(body: dict, data: list[dict]) -> dict:
+    return {"$schema": SCHEMA, "data": {"values": data}, "config": CONFIG, **body}
+
+
+def _order(frame: pd.DataFrame, column: str) -> list:
+    return [str(v) for v in pd.unique(frame[column])]
+
+
+def _chart(cid: str, title: str, spec: dict) -> dict:
+    return {"id": cid, "title": title, "spec": spec}
+
+
+def slopegraph(cid: str, rankings: pd.DataFrame) -> dict:
+    """Rank of each backbone, raw -> after CBC, one small panel per language."""
+    data = [{"language": str(r["language"]), "backbone": str(r["backbone"]), "stage": stage,
+             "rank": int(r[key])}
+            for r in rankings.to_dict("records")
+            for stage, key in (("raw", "rank_raw"), ("CBC", "rank_cbc"))]
+    backbones = _order(rankings, "backbone")
+    layer = {
+        "encoding": {
+            "x": {"field": "stage", "type": "nominal", "sort": ["raw", "CBC"], "title": None,
+                  "axis": {"labelAngle": 0}},
+            "y": {"field": "rank", "type": "quantitative", "scale": {"reverse": True,
+                  "domain": [1, len(backbones)]},
+                  "axis": {"values": list(range(1, len(backbones) + 1)), "format": "d"},
+                  "title": "rank"},
+            "color": {"field": "backbone", "type": "nominal", "sort": backbones},
+            "shape": {"field": "backbone", "type": "nominal", "sort": backbones, "legend": None},
+            "detail": {"field": "backbone"},
+            "tooltip": [{"field": "language"}, {"field": "backbone"}, {"field": "stage"},
+                        {"field": "rank", "type": "quantitative"}]},
+        "layer": [{"mark": {"type": "line"}}, {"mark": {"type": "point", "filled": True}}],
+        "width": 110, "height": 110}
+    spec = _spec({"facet": {"field": "language", "type": "nominal",
+                            "sort": _order(rankings, "language"), "title": None},
+                  "columns": 4, "spec": layer,
+                  "resolve": {"scale": {"y": "shared"}}}, data)
+    return _chart(cid, "How ranks move from raw to CBC", spec)
+
+
+def heatmap(cid: str, beta: pd.DataFrame, changed=()) -> dict:
+    """beta as a language x backbone heatmap; the tooltip carries the band when there is one.
+
+    ``changed``: (language, backbone) cells outlined as changed (the compare page)."""
+    keys = [k for k in ("language", "backbone", "beta", "se", "band_low", "band_high")
+            if k in beta.columns]
+    data = _records(beta, keys)
+    changed = {(str(l), str(b)) for l, b in changed}
+    for row in data:
+        row["language"], row["backbone"] = str(row["language"]), str(row["backbone"])
+        row["changed"] = (row["language"], row["backbone"]) in changed
+    limit = float(beta["beta"].abs().max()) or 1.0
+    tooltip = [{"field": "language"}, {"field": "backbone"},
+               {"field": "beta", "type": "quantitative", "format": ".3f"}]
+    tooltip += [{"field": k, "type": "quantitative", "format": ".3f",
+                 "title": {"band_low": "band low", "band_high": "band high"}.get(k, k)}
+                for k in ("band_low", "band_high", "se") if k in keys]
+    encoding = {"x": {"field": "backbone", "type": "nominal", "sort": _order(beta, "backbone"),
+                      "title": None, "axis": {"labelAngle": -30}},
+                "y": {"field": "language", "type": "nominal",
+                      "sort": _order(beta, "language"), "title": None,
+                      "axis": {"labelLimit": 400}}}
+    spec = _spec({
+        "encoding": encoding,
+        "layer": [
+            {"mark": {"type": "rect", "cursor": "pointer"},
+             "params": [{"name": "cell", "select": {"type": "point", "on": "click",
+                                                    "fields": ["language", "backbone"]}}],
+             "encoding": {"color": {"field": "beta", "type": "quantitative",
+                                    "scale": {"scheme": DIVERGING, "domainMid": 0,
+                                              "domain": [-limit, limit]}},
+                          "stroke": {"condition": {"test": "datum.changed", "value": "#000000"},
+                                     "value": None},
+                          "strokeWidth": {"condition": {"test": "datum.changed", "value": 3},
+                                          "value": 0},
+                          "tooltip": tooltip}},
+            {"mark": {"type": "text", "fontSize": 10},  # pointer events go to the rect
+             "encoding": {"text": {"field": "beta", "type": "quantitative", "format": ".1f"}}}],
+        "width": {"step": 64}, "height": {"step": 26}}, data)
+    return _chart(cid, "beta by language and backbone (click a cell)", spec)
+
+
+def interval_chart(cid: str, frame: pd.DataFrame, y: str, x: str, low: str, high: str,
+                   title: str) -> dict:
+    """A dot per row of ``frame`` with its interval, rows in the file's order."""
+    data = _records(frame, [y, x, low, high])
+    spec = _spec({
+        "encoding": {"y": {"field": y, "type": "nominal", "sort": _order(frame, y),
+                           "title": None}},
+        "layer": [{"mark": {"type": "rule", "color": OKABE_ITO[0]},
+                   "encoding": {"x": {"field": low, "type": "quantitative", "title": title},
+                                "x2": {"field": high}}},
+                  {"mark": {"type": "point", "filled": True, "color": OKABE_ITO[0]},
+                   "encoding": {"x": {"field": x, "type": "quantitative"},
+                                "tooltip": [{"field": y}, {"field": x, "format": ".3f"},
+                                            {"field": low, "format": ".3f"},
+                                            {"field": high, "format": ".3f"}]}}],
+        "width": 360, "height": {"step": 18}}, data)
+    return _chart(cid, title, spec)
+
+
+def small_multiples(cid: str, frame: pd.DataFrame, x: str, y: str, low: str, high: str,
+                    title: str) -> dict:
+    """One small panel per judge: ``y`` with its interval per ``x`` (a condition)."""
+    data = _records(frame, ["judge", x, y, low, high])
+    for row in data:
+        row["judge"], row[x] = str(row["judge"]), str(row[x])
+    conditions = _order(frame, x) if len(frame) else []
+    layer = {
+        "encoding": {"x": {"field": x, "type": "nominal", "sort": conditions, "title": None},
+                     "color": {"field": x, "type": "nominal", "sort": conditions,
+                               "legend": None}},
+        "layer": [{"mark": "rule", "encoding": {"y": {"field": low, "type": "quantitative",
+                                                      "title": y}, "y2": {"field": high}}},
+                  {"mark": {"type": "point", "filled": True},
+                   "encoding": {"y": {"field": y, "type": "quantitative"},
+                                "tooltip": [{"field": "judge"}, {"field": x},
+                                            {"field": y, "format": ".3f"},
+                                            {"field": low, "format": ".3f"},
+                                            {"field": high, "format": ".3f"}]}}],
+        "width": {"step": 22}, "height": 120}
+    spec = _spec({"facet": {"field": "judge", "type": "nominal",
+                            "sort": _order(frame, "judge") if len(frame) else None,
+                            "title": None},
+                  "columns": 4, "spec": layer}, data)
+    return _chart(cid, title, spec)

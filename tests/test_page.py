@@ -1,0 +1,148 @@
+"""The results page without a browser: the leaderboard it shows, the self-contained file, the
+differences ``judgecal compare`` finds, the colours. The browser checks are in
+tests/test_page_browser.py; both use the ``page_runs`` fixture (tests/conftest.py)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+
+from judgecal import cli
+from judgecal.analyses.leaderboard import leaderboard, upper_bound_rank
+from judgecal.cbc.bootstrap import task_bootstrap
+from judgecal.data import io
+from judgecal.data.panel import Panel
+from judgecal.report.page.collect import Results
+from judgecal.report.page.diff import run_diff
+from judgecal.report.palette import OKABE_ITO
+from page_results import MARKUP, SCRIPT, SNAPSHOT
+
+
+# --- the leaderboard (cbc/leaderboard.csv) -----------------------------------------------------
+def loop_leaderboard(values, n_replicates, seed, level=0.95):
+    """The leaderboard's bootstrap written as a plain loop over replicates (same task draws)."""
+    counts = task_bootstrap(values.shape[0], n_replicates, np.random.default_rng(seed)).counts
+    raw, cbc = [], []
+    for row in counts:
+        means = np.nanmean(values[np.repeat(np.arange(len(row)), row)], axis=0)
+        beta = means - means.mean(1, keepdims=True) - means.mean(0) + means.mean()
+        raw.append(means)
+        cbc.append(means - beta)
+    out = {}
+    for name, draws in (("raw", np.array(raw)), ("cbc", np.array(cbc))):
+        ranks = scipy.stats.rankdata(-draws, method="min", axis=-1)
+        out[f"mean_{name}_low"] = np.percentile(draws, 100 * (1 - level) / 2, axis=0).ravel()
+        out[f"mean_{name}_high"] = np.percentile(draws, 100 * (1 + level) / 2, axis=0).ravel()
+        out[f"rank_{name}_low"] = np.quantile(ranks, (1 - level) / 2, axis=0,
+                                              method="lower").ravel()
+        out[f"rank_{name}_high"] = np.quantile(ranks, (1 + level) / 2, axis=0,
+                                               method="higher").ravel()
+    return out
+
+
+def test_leaderboard_equals_the_rankings_and_a_loop_over_replicates():
+    panel = io.read_panel(SNAPSHOT / "devai" / "tensor.parquet")
+    frame = leaderboard(panel, n_replicates=120, seed=4)
+    rankings = pd.read_csv(SNAPSHOT / "devai" / "cbc" / "rankings.csv")
+    pd.testing.assert_frame_equal(frame[rankings.columns], rankings, check_exact=False,
+                                  rtol=1e-12)
+    for key, expected in loop_leaderboard(panel.values, 120, 4).items():
+        np.testing.assert_allclose(frame[key], expected, rtol=1e-10, err_msg=key)
+    assert (frame["mean_cbc_low"] <= frame["mean_cbc"]).all()
+    assert (frame["rank_cbc_low"] <= frame["rank_cbc"]).all()
+    assert (frame["rank_cbc"] <= frame["rank_cbc_high"]).all()
+
+
+def test_leaderboard_on_an_incomplete_panel_uses_the_available_means():
+    rng = np.random.default_rng(1)
+    values = rng.normal(50, 10, (30, 3, 4))
+    values[rng.random(values.shape) < 0.1] = np.nan
+    panel = Panel(values, tuple(map(str, range(30))), ("a", "b", "c"), ("w", "x", "y", "z"))
+    frame = leaderboard(panel, "available_means", n_replicates=100, seed=2)
+    for key, expected in loop_leaderboard(values, 100, 2).items():
+        np.testing.assert_allclose(frame[key], expected, rtol=1e-10, err_msg=key)
+
+
+def test_upper_bound_rank_groups_backbones_whose_intervals_overlap():
+    # A's interval lies above C's and D's; B overlaps A and C; D lies below everything
+    low = np.array([[10.0, 8.0, 6.0, 1.0]])
+    high = np.array([[12.0, 11.0, 9.0, 2.0]])
+    assert upper_bound_rank(low, high).tolist() == [[1, 1, 2, 4]]
+
+
+def test_leaderboard_refuses_too_few_replicates():
+    panel = io.read_panel(SNAPSHOT / "devai" / "tensor.parquet")
+    with pytest.raises(ValueError, match="at least 100 replicates"):
+        leaderboard(panel, n_replicates=10)
+
+
+# --- the file ----------------------------------------------------------------------------------
+def page_json(html: str) -> dict:
+    found = re.search(r'<script type="application/json" id="page-data">(.*?)</script>', html, re.S)
+    return json.loads(found.group(1))
+
+
+def test_the_page_is_one_file_with_nothing_to_fetch_and_labels_as_data(page_runs):
+    html = page_runs["page"].read_text(encoding="utf-8")
+    assert len(html.encode()) < 1_500_000
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", html, re.I)
+    assert not re.search(r"<script[^>]*\bsrc=", html) and not re.search(r"<link\b", html)
+    assert html.count("<script") == 3
+    assert "default-src 'none'" in html  # the page's CSP forbids any load
+    # markup labels are in the page only as escaped JSON data
+    assert MARKUP not in html and SCRIPT not in html
+    data = page_json(html)
+    labels = next(p for p in data["panels"] if p["name"] == "labels")
+    assert MARKUP in labels["filters"]["language"]["values"]
+    assert SCRIPT in labels["filters"]["backbone"]["values"]
+    assert [p["name"] for p in data["panels"]] == ["devai", "judge_ls_synthetic", "labels"]
+
+
+def test_charts_use_colour_blind_safe_colours(page_runs):
+    data = page_json(page_runs["page"].read_text(encoding="utf-8"))
+    assert data["chart_config"]["range"]["category"] == list(OKABE_ITO)
+    text = json.dumps([c for p in data["panels"] for s in p["sections"] for c in s["charts"]])
+    colours = set(re.findall(r'"(#[0-9A-Fa-f]{6})"', text))
+    assert colours <= set(OKABE_ITO)
+    assert set(re.findall(r'"scheme": "(\w+)"', text)) == {"blueorange"}
+
+
+# --- judgecal compare --------------------------------------------------------------------------
+def test_compare_reports_exactly_the_planted_change(page_runs):
+    assert page_runs["exit"] == 0
+    assert "1 beta cell(s) shifted, 0 rank(s) changed, 1 claim status(es) changed" in \
+        page_runs["message"]
+    data = page_json(page_runs["diff"].read_text(encoding="utf-8"))
+    assert data["diff"]["highlights"] == {
+        "devai.beta": [{"match": dict(zip(("language", "backbone"), page_runs["cell"])),
+                        "columns": ["beta"], "before": {"beta": pytest.approx(
+                            pd.read_csv(page_runs["a"] / "devai/cbc/beta.csv").set_index(
+                                ["language", "backbone"]).loc[page_runs["cell"], "beta"])}}],
+        "claims": [{"match": {"id": page_runs["claim"]}, "columns": ["status"],
+                    "before": {"status": "reproduced"}}]}
+
+
+def test_compare_ignores_differences_within_the_snapshot_tolerance_and_sees_rank_changes(
+        page_runs, tmp_path):
+    run_c = shutil.copytree(page_runs["a"], tmp_path / "c")
+    beta = pd.read_csv(run_c / "devai/cbc/beta.csv")
+    beta["beta"] *= 1 + 1e-12
+    beta.to_csv(run_c / "devai/cbc/beta.csv", index=False)
+    board = pd.read_csv(run_c / "devai/cbc/leaderboard.csv")
+    board.loc[0, "rank_cbc"] += 1
+    board.to_csv(run_c / "devai/cbc/leaderboard.csv", index=False)
+    diff = run_diff(Results(page_runs["a"]), Results(run_c), ["devai", "labels"])
+    assert diff["counts"] == {"beta": 0, "ranks": 1, "claims": 0}
+    assert diff["highlights"]["devai.leaderboard"][0]["columns"] == ["rank_cbc"]
+
+
+def test_compare_on_a_folder_without_results_says_so(tmp_path, capsys):
+    code = cli.main(["compare", str(tmp_path), str(tmp_path), "-o", str(tmp_path / "d.html")])
+    assert code == 2
+    assert "no panel outputs found" in capsys.readouterr().err
+    assert not (tmp_path / "d.html").exists()

@@ -1,0 +1,19 @@
+"""The results page results/index.html: one self-contained HTML file from the run's outputs."""
+import logging
+from pathlib import Path
+
+from judgecal.report.page import build_page
+from judgecal.scripting import run_step
+
+log = logging.getLogger("judgecal.page")
+
+
+def main(smk):
+    output = Path(smk.output.page)
+    path = build_page(output.parent, output, panels=smk.params.panels,
+                      available=list(smk.input), config_sha256=smk.params.config_sha256)
+    log.info("wrote %s (%.0f kB) for panels %s", path, path.stat().st_size / 1000,
+             ", ".join(smk.params.panels))
+
+
+run_step(main, snakemake)
