@@ -184,7 +184,9 @@ def summarise_tau(replicates: pd.DataFrame, full_fit: pd.DataFrame | None = None
         fit = fit.assign(reason="")
     summary = fit[["method", "full_fit", "reason"]].merge(summary, on="method", how="outer",
                                                           sort=False)
-    order = list(fit["method"]) + [m for m in summary["method"] if m not in set(fit["method"])]
+    # an outer merge sorts its keys: methods in full_fit's order, then the replicates' order
+    order = list(fit["method"]) + [row["method"] for row in rows
+                                   if row["method"] not in set(fit["method"])]
     summary = summary.set_index("method").loc[order].reset_index()
     summary["n_replicates"] = summary["n_replicates"].fillna(0).astype(np.int64)
     summary["reason"] = summary["reason"].fillna("")
