@@ -25,6 +25,7 @@ ledger; deleting only part of a cache leaves the ledger counting what was paid (
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import itertools
 import json
@@ -68,24 +69,19 @@ class Ledger:
                 self._append(handle, {"base": self.base + max(0.0, cached - self.spent)})
 
     # --- the file ------------------------------------------------------------------------------
+    @contextlib.contextmanager
     def _locked(self):
-        ledger = self
-
-        class Locked:
-            def __enter__(self):
-                self.handle = open(ledger.path, "a+b")
-                fcntl.flock(self.handle.fileno(), fcntl.LOCK_EX)
-                ledger._read(self.handle)
-                return self.handle
-
-            def __exit__(self, *exc):
+        """The ledger file, opened and locked exclusively, with the lines added since read."""
+        with open(self.path, "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                self._read(handle)
+                yield handle
+            finally:
                 try:
-                    self.handle.flush()  # closing pushes it to an NFS server (close-to-open)
+                    handle.flush()  # closing pushes it to an NFS server (close-to-open)
                 finally:
-                    fcntl.flock(self.handle.fileno(), fcntl.LOCK_UN)
-                    self.handle.close()
-
-        return Locked()
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def _read(self, handle) -> None:
         """Take in the lines written since the last look (a torn last line is skipped)."""
