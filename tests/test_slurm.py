@@ -168,41 +168,55 @@ def test_slurm_run_matches_local_run_and_each_job_is_its_own_slurm_job(project,
     assert len(shard_ids) == 2 * 2 * 2
 
 
-def test_cancelled_job_fails_the_run_and_rerun_incomplete_completes(project, local_results):
+def test_a_cancelled_job_is_submitted_again_and_when_retries_run_out_rerun_incomplete_completes(
+        project, local_results):
+    """The profile's retries: a job SLURM ends (here scancel; in use a memory or time limit) is
+    submitted again as its own SLURM job. With `--retries 1`, cancelling that one too fails the
+    run; `--rerun-incomplete` then redoes only what was left and ends where a clean run ends."""
     workdir = project / "cancel"
     workdir.mkdir()
     prefix = f"jc{os.getpid()}b"
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
-               *slurm_args(prefix)]
+               *slurm_args(prefix), "--retries", "1"]
     output = workdir / "snakemake.out"
+    cancelled = []
     with output.open("w") as sink, subprocess.Popen(command, cwd=workdir, stdout=sink,
                                                     stderr=subprocess.STDOUT) as run:
         try:
-            # cancel the first cbc job (the last level of the DAG) while it runs
+            # cancel the first cbc job (the last level of the DAG) while it runs, then the job
+            # submitted again for the same rule and panel
             deadline = time.monotonic() + RUN_TIMEOUT
-            victim = None
-            while victim is None and run.poll() is None and time.monotonic() < deadline:
-                victim = next((job_id for job_id, (state, comment) in slurm_jobs(prefix).items()
-                               if state == "RUNNING" and comment.startswith("rule_cbc_")), None)
+            while len(cancelled) < 2 and run.poll() is None and time.monotonic() < deadline:
+                jobs = slurm_jobs(prefix)
+                comment = jobs[cancelled[0]][1] if cancelled else "rule_cbc_"
+                victim = next((job_id for job_id, (state, name) in jobs.items()
+                               if state == "RUNNING" and name.startswith(comment)
+                               and job_id not in cancelled), None)
+                if victim:
+                    slurm("scancel", victim)
+                    cancelled.append(victim)
                 time.sleep(0.25)
-            assert victim, f"no cbc job was seen running:\n{output.read_text()[-6000:]}"
-            slurm("scancel", victim)
+            assert len(cancelled) == 2, (f"cancelled {cancelled}, not a cbc job and its retry:\n"
+                                         f"{output.read_text()[-6000:]}")
             run.wait(timeout=RUN_TIMEOUT)
         finally:
             if run.poll() is None:
                 run.kill()
     text = output.read_text()
-    assert slurm_jobs(prefix)[victim][0] == "CANCELLED", "the cbc job ended before scancel"
-    assert run.returncode != 0
-    assert f"SLURM-job '{victim}' failed, SLURM status is: 'CANCELLED'" in text
-    assert "Error in rule cbc" in text
-    log = next((workdir / ".snakemake" / "slurm_logs" / "rule_cbc").rglob(f"{victim}.log"))
-    assert f"*** JOB {victim} ON" in log.read_text() and "CANCELLED" in log.read_text()
-
-    # the rerun redoes only what the cancellation left undone, and ends where a clean run ends
     first = slurm_jobs(prefix)
+    assert [first[job][0] for job in cancelled] == ["CANCELLED", "CANCELLED"], (
+        "a cbc job ended before scancel")
+    assert first[cancelled[0]][1] == first[cancelled[1]][1]        # the same rule and wildcards
+    assert run.returncode != 0
+    for victim in cancelled:
+        assert f"SLURM-job '{victim}' failed, SLURM status is: 'CANCELLED'" in text
+        log = next((workdir / ".snakemake" / "slurm_logs" / "rule_cbc").rglob(f"{victim}.log"))
+        assert f"*** JOB {victim} ON" in log.read_text() and "CANCELLED" in log.read_text()
+    assert "Error in rule cbc" in text
+
+    # the rerun redoes only what the cancellations left undone, and ends where a clean run ends
     checked(snakemake(workdir, *slurm_args(prefix + "r"), "--rerun-incomplete"))
     rerun = {comment for state, comment in slurm_jobs(prefix + "r").values()}
-    assert first[victim][1] in rerun
+    assert first[cancelled[0]][1] in rerun
     assert not rerun & {comment for state, comment in first.values() if state == "COMPLETED"}
     assert_same_results(workdir / "results", local_results)
