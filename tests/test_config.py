@@ -78,8 +78,10 @@ def test_user_panels_replace_the_defaults_and_other_settings_are_filled():
 
 
 def dry_run(cwd, *args):
-    """`snakemake -n` as a user types it from ``cwd``; returns its text."""
-    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "2", *args],
+    """`snakemake -n` as a user types it from ``cwd``; returns its text. With --forceall: the
+    plan names every job, also where a checkout's own results/ are up to date."""
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--forceall", "--cores", "2",
+                             *args],
                             cwd=cwd, capture_output=True, text=True)
     return result.returncode, result.stdout + result.stderr
 
