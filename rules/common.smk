@@ -1,14 +1,12 @@
 # Input functions, target lists and wildcard constraints shared by every stage.
 from pathlib import Path
 
-import yaml
-
 from judgecal.data.config import check_keys, fill_defaults, panel_problems
+from judgecal.data.yamlfile import read_yaml
 
 
 def workflow_yaml(relative):
-    with open(workflow.source_path(relative)) as handle:
-        return yaml.safe_load(handle)
+    return read_yaml(workflow.source_path(relative))
 
 
 # The Snakefile has no `configfile:`, so `config` is what the user gave (--configfile, --config):

@@ -134,8 +134,7 @@ CLAIMS_FILE = str(Path(workflow.current_basedir).parent / "config" / "claims.yam
 
 def claim_outputs():
     """The outputs the published claims read that this config produces."""
-    with open(CLAIMS_FILE) as handle:
-        claims = yaml.safe_load(handle)
+    claims = read_yaml(CLAIMS_FILE)
     produced = []
     for path in dict.fromkeys(claim["output"] for claim in claims):
         _, panel, relative = path.split("/", 2)

@@ -2,8 +2,7 @@
 import logging
 from pathlib import Path
 
-import yaml
-
+from judgecal.data.yamlfile import read_yaml
 from judgecal.report.claims import STATUSES, claims_markdown, evaluate_claims
 from judgecal.scripting import run_step, write_csv
 
@@ -11,8 +10,7 @@ log = logging.getLogger("judgecal.report.claims")
 
 
 def main(smk):
-    with open(smk.input.claims) as handle:
-        claims = yaml.safe_load(handle)
+    claims = read_yaml(smk.input.claims)
     # the folder holding results/: "." here, the prefix when another workflow uses this one
     # as a Snakemake module (claims name outputs as results/...)
     root = Path(smk.output.table).parent.parent

@@ -2,9 +2,8 @@
 import json
 import logging
 
-import yaml
-
 from judgecal.data.io import read_table
+from judgecal.data.yamlfile import read_yaml
 from judgecal.report import figures
 from judgecal.scripting import run_step
 
@@ -13,8 +12,7 @@ log = logging.getLogger("judgecal.figure")
 
 def published_taus(claims_path, panel):
     """Published mean held-out tau per method of this panel, from the claims file."""
-    with open(claims_path) as handle:
-        claims = yaml.safe_load(handle)
+    claims = read_yaml(claims_path)
     return {claim["select"]["where"]["method"]: claim["published"] for claim in claims
             if claim["output"] == f"results/{panel}/heldout/tau.csv"
             and claim["select"].get("column") == "mean"}

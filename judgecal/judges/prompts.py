@@ -17,6 +17,7 @@ from typing import Mapping
 
 import yaml
 
+from ..data.yamlfile import parse_yaml
 from .parse import AnswerFormat
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -62,7 +63,7 @@ def load_prompt(path, required_fields=()) -> Prompt:
         raise ValueError(f"{path}: prompt file not found")
     data = path.read_bytes()
     try:
-        spec = yaml.safe_load(data)
+        spec = parse_yaml(data)
         messages = tuple((m["role"], m["content"]) for m in spec["messages"])
         answer = AnswerFormat.from_spec(spec["answer"])
     except (yaml.YAMLError, KeyError, TypeError, ValueError) as error:
