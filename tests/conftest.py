@@ -102,16 +102,41 @@ def run_as_user(command: str, cwd: Path, timeout: int):
     return result
 
 
-@pytest.fixture(scope="session")
-def readme_reproduction(tmp_path_factory) -> Path:
-    """A copy of the repository alone in an empty folder (no results, no venv, nothing beside
-    it) in which the README's first command (install and full reproduction) ran as written."""
+def once_per_run(tmp_path_factory, name: str, build) -> Path:
+    """``build(tmp_path_factory)``'s folder, made once for the whole test run, also when
+    pytest-xdist runs it in several processes (pyproject's addopts): the first process to ask
+    builds it under a file lock, the others wait for it and reuse it."""
+    import fcntl
+    import json
+    import os
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent                      # the workers' basetemps are its subfolders
+    made = shared / f"{name}.json"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if made.is_file():
+            return Path(json.loads(made.read_text()))
+        root = build(tmp_path_factory)
+        made.write_text(json.dumps(str(root)))
+        return root
+
+
+def _readme_reproduction(tmp_path_factory) -> Path:
     from snapshot import copy_repository
     root = copy_repository(tmp_path_factory.mktemp("fresh") / "judgecal")
     assert [p.name for p in root.parent.iterdir()] == ["judgecal"]
     run_as_user(readme_command("python3 -m venv .venv && . .venv/bin/activate && pip install -q "
                                "-r requirements.txt"), root, timeout=1500)
     return root
+
+
+@pytest.fixture(scope="session")
+def readme_reproduction(tmp_path_factory) -> Path:
+    """A copy of the repository alone in an empty folder (no results, no venv, nothing beside
+    it) in which the README's first command (install and full reproduction) ran as written;
+    made once per test run."""
+    return once_per_run(tmp_path_factory, "readme_reproduction", _readme_reproduction)
 
 
 # --- results page (issue 27) ---------------------------------------------------------------------
@@ -140,3 +165,18 @@ def page_runs(tmp_path_factory) -> dict:
         code = cli.main(["compare", str(run_a), str(run_b), "-o", str(root / "diff.html")])
     return {"a": run_a, "b": run_b, "page": run_a / "index.html", "diff": root / "diff.html",
             "cell": cell, "claim": claim, "exit": code, "message": out.getvalue()}
+
+
+
+# --- two test processes on two cores (pytest-xdist: `-n auto --dist loadfile` in pyproject) ------
+# The suite is mostly snakemake runs in subprocesses, one core at a time: a second process halves
+# its wall time. Each test file runs in one process (its module fixtures: servers, collections,
+# SLURM projects, are made once). The README's reproduction is the longest fixture: the snapshot
+# tests, which need it first, start the run, and the other files that read it come last, when it
+# is made (once_per_run).
+FIRST, LAST = "test_output_snapshot", ("test_standalone", "test_resources", "test_page_browser")
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: 0 if item.path.stem == FIRST else 2 if item.path.stem in LAST
+               else 1)
