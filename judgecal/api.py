@@ -255,14 +255,10 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
                                                  "backbone": backbone, "framework": framework})
         io.runs_from_requirements(table, "requirements")  # validates keys and 0/1 verdicts
         data["requirements"] = io.with_single_framework(table)
-    module = _module("analyses.heldout")
     methods = None if methods is None else list(methods)
-    table = module.heldout_replicates(panel, methods, replicates, seed, **data)
-    full_fit = module.full_fit_tau(panel, methods, seed, **data)
-    tau = module.summarise_tau(table, full_fit, panel)
-    skipped = tuple(full_fit.loc[full_fit["reason"] != "", "method"])
-    return Heldout(tau=tau, replicates=table, paired=module.paired_comparison(table, reference),
-                   skipped=skipped)
+    tau, table, paired, skipped = _module("analyses.heldout").heldout_tables(
+        panel, methods, replicates, seed, reference, **data)
+    return Heldout(tau=tau, replicates=table, paired=paired, skipped=skipped)
 
 
 # --- rank reversal -------------------------------------------------------------------------------

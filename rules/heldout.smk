@@ -20,7 +20,7 @@ rule heldout:
         "../environment.yml"
     threads: 1
     resources:
-        mem_mb=scaled(400, 700),
+        mem_mb=scaled(400, 100),
         runtime=scaled(30, 10),
     params:
         settings=config["heldout"],

@@ -18,7 +18,7 @@ rule deletion_experiment:
     conda:
         "../environment.yml"
     resources:
-        mem_mb=scaled(300, 60 * config["missing"]["replicates"], of=["tensor"]),
+        mem_mb=scaled(300, 200, of=["tensor"]),
         runtime=scaled(30, 20, of=["tensor"]),
     params:
         settings=config["missing"],

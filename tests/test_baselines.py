@@ -16,8 +16,10 @@ from judgecal.analyses.baselines import (
     dawid_skene_scores,
     quantile,
     requirement_items,
+    _pattern_counts,
     run_items,
 )
+from judgecal.analyses.verdicts import streamed_run_items
 from judgecal.cbc.bootstrap import TaskBootstrap, mean_pairwise_tau, task_bootstrap
 from judgecal.cbc.estimator import rank_within_language
 from judgecal.data.panel import Panel
@@ -210,3 +212,31 @@ def test_binary_items_from_the_standard_tables(devai_panel, devai_runs):
     assert np.nansum(req.labels[:, 1, 0]) == 2 and (req.task == 0).all()
     with pytest.raises(ValueError, match="not in the panel"):
         run_items(devai_runs.assign(language="Klingon"), devai_panel)
+
+
+def test_streamed_run_items_equal_run_items(devai_panel, devai_runs, tmp_path):
+    """The held-out step's batched reader builds the items of the in-memory builder: same
+    items in the same order, across batch boundaries, frameworks first seen out of order and
+    missing verdicts."""
+    rng = np.random.default_rng(3)
+    runs = devai_runs.iloc[rng.permutation(len(devai_runs))[:-40]].reset_index(drop=True)
+    runs["framework"] = runs["framework"].astype(str).map(lambda f: f"z{f}" if f < "M" else f)
+    path = tmp_path / "runs.parquet"
+    runs.astype({c: str for c in ("task", "language", "backbone", "framework")}).to_parquet(path)
+    simple = run_items(runs, devai_panel, 50.0)
+    streamed = streamed_run_items(path, devai_panel, 50.0, batch_rows=999)
+    assert np.isnan(simple.labels).sum() == 40
+    np.testing.assert_array_equal(streamed.labels, simple.labels)
+    np.testing.assert_array_equal(streamed.task, simple.task)
+    assert streamed.threshold == simple.threshold == 50.0
+    with pytest.raises(ValueError, match="more than one verdict"):
+        pd.concat([runs, runs.iloc[:1]]).astype(str).assign(score=1.0).to_parquet(path)
+        streamed_run_items(path, devai_panel)
+
+
+def test_pattern_counts_equal_the_one_hot_product():
+    rng = np.random.default_rng(5)
+    inverse = rng.integers(0, 7, 50)
+    mask = rng.random((4, 50)) < 0.6
+    onehot = np.eye(7)[inverse]
+    np.testing.assert_array_equal(_pattern_counts(mask, inverse, 7), mask.astype(float) @ onehot)

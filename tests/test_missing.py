@@ -220,3 +220,23 @@ def test_devai_parse_failure_effect(devai_parse_failures):
     np.testing.assert_allclose(frame.groupby("backbone")["beta_missing"].sum(), 0, atol=1e-9)
     # backbones with no empty responses change only through the shared margins
     assert frame.loc[frame["share_empty"] == 0, "difference"].abs().max() < 1.0
+
+
+def test_deletion_experiment_does_not_depend_on_the_block_size():
+    """Replicates drawn in blocks from the one stream: the same table, to the bit, whatever
+    the block (the default fits the whole stack of this small panel in one)."""
+    values = _panel(1)
+    tables = [missing.deletion_experiment(values, (0.1, 0.2), 7, 3, missing.METHODS[1:],
+                                          block_size=size) for size in (1, 3, None)]
+    for table in tables[1:]:
+        pd.testing.assert_frame_equal(table, tables[0], check_exact=True)
+
+
+def test_least_squares_fit_of_a_panel_does_not_depend_on_its_stack():
+    stack = np.stack([_panel(s, drop=10 + 5 * s) for s in range(3)])
+    for variant in (False, "fixed", "ridge"):
+        together = missing.least_squares_fit(stack, variant)
+        for i, panel in enumerate(stack):
+            alone = missing.least_squares_fit(panel, variant)
+            np.testing.assert_array_equal(together.beta[i], alone.beta)
+            np.testing.assert_array_equal(together.cell_means[i], alone.cell_means)

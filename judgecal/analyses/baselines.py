@@ -316,10 +316,12 @@ def _label_patterns(labels: np.ndarray):
 
 
 def _pattern_counts(mask: np.ndarray, inverse: np.ndarray, n_patterns: int) -> np.ndarray:
-    """(R, U) number of masked items per pattern."""
-    onehot = np.zeros((len(inverse), n_patterns))
-    onehot[np.arange(len(inverse)), inverse] = 1.0
-    return np.asarray(mask, dtype=float) @ onehot
+    """(R, U) number of masked items per pattern (``mask`` (R, I) of 0/1: exact sums, no
+    items x patterns matrix, which at 10^5 distinct items would take tens of GB)."""
+    mask = np.asarray(mask, dtype=float)
+    rows = np.arange(len(mask))[:, None] * n_patterns
+    return np.bincount((rows + inverse).ravel(), weights=mask.ravel(),
+                       minlength=len(mask) * n_patterns).reshape(len(mask), n_patterns)
 
 
 def _ds_em(y, observed, counts, max_iter, tol, smoothing, clip, init_clip):

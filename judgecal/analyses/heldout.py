@@ -154,6 +154,20 @@ def full_fit_tau(panel: Panel, methods=None, seed: int = 7, runs=None,
                          "reason": [reasons.get(name, "") for name in active]})
 
 
+def heldout_tables(panel: Panel, methods=None, n_replicates: int = 1000, seed: int = 7,
+                   reference: str = "CBC", runs=None, requirements=None):
+    """The held-out step on a panel: (tau summary, replicates, paired comparison, skipped
+    methods) from :func:`heldout_replicates`, :func:`full_fit_tau`, :func:`summarise_tau` and
+    :func:`paired_comparison`."""
+    runs = _items(runs, run_items, panel)
+    requirements = _items(requirements, requirement_items, panel)
+    table = heldout_replicates(panel, methods, n_replicates, seed, runs, requirements)
+    full_fit = full_fit_tau(panel, methods, seed, runs, requirements)
+    skipped = tuple(full_fit.loc[full_fit["reason"] != "", "method"])
+    return (summarise_tau(table, full_fit, panel), table, paired_comparison(table, reference),
+            skipped)
+
+
 def undefined_reason(panel: Panel) -> str:
     """Why a method that ran has no defined tau in any replicate, as far as the panel tells."""
     observed = np.isfinite(panel.values).any(axis=0)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..cbc.bootstrap import MEMORY_BUDGET
 from ..cbc.estimator import double_center, rank_within_language
 from ..data import io
 from ..data.panel import nanmean
@@ -38,6 +39,9 @@ from ..data.panel import nanmean
 METHODS = ("plain", "available_means", "task_adjusted", "least_squares", "least_squares_tl_fixed",
            "least_squares_tl_ridge")
 DEFAULT_INCOMPLETE_METHOD = "least_squares"
+DELETION_ARRAYS = 16
+"""Panel-sized float64 working arrays per replicate of the deletion experiment (the draws,
+their order, the panel with deletions and the least-squares fit's arrays), for its blocks."""
 _LS_VARIANTS = {"least_squares": False, "least_squares_tl_fixed": "fixed",
                 "least_squares_tl_ridge": "ridge"}
 
@@ -100,7 +104,8 @@ def _backfit(y, w, lam, tol, max_iter):
     ``w`` is the 0/1 observation mask; ``lam`` the ridge penalty of ``g`` (inf: no ``g``).
     Each block update is the exact least-squares solution given the others, so the iteration
     converges to the (penalised) least-squares fit; on a complete panel it is exact after one
-    sweep. Stops when ``max |change of beta| < tol``.
+    sweep. Each panel of a stack stops when its ``max |change of beta| < tol`` (its result is
+    kept from that sweep on), so a panel's fit does not depend on the others in its stack.
     """
     n_tb = w.sum(axis=-2, keepdims=True)
     n_lb = w.sum(axis=-3, keepdims=True)
@@ -109,6 +114,8 @@ def _backfit(y, w, lam, tol, max_iter):
     c = np.zeros(n_lb.shape)
     g = np.zeros(n_tl.shape)
     beta = double_center(c[..., 0, :, :])
+    done = np.zeros(y.shape[:-3], dtype=bool)
+    fit_beta, fitted = np.empty(beta.shape), np.empty(y.shape)
     with np.errstate(invalid="ignore", divide="ignore"):
         for iteration in range(1, max_iter + 1):
             a = (w * (y - c - g)).sum(axis=-2, keepdims=True) / np.maximum(n_tb, 1)
@@ -117,11 +124,16 @@ def _backfit(y, w, lam, tol, max_iter):
             g = np.where(denominator > 0, (w * (y - a - c)).sum(axis=-1, keepdims=True)
                          / np.where(denominator > 0, denominator, 1.0), 0.0)
             new_beta = double_center(c[..., 0, :, :])
-            change = np.abs(new_beta - beta).max()
+            change = np.abs(new_beta - beta).max(axis=(-2, -1))
             beta = new_beta
-            if change < tol:
-                return beta, a + c + g, iteration
-    raise RuntimeError(f"least squares did not converge in {max_iter} sweeps (last change {change:.2e})")
+            now = (change < tol) & ~done
+            if now.any():
+                fit_beta[now], fitted[now] = beta[now], np.broadcast_to(a + c + g, y.shape)[now]
+                done |= now
+            if done.all():
+                return fit_beta, fitted, iteration
+    raise RuntimeError(f"least squares did not converge in {max_iter} sweeps (last change "
+                       f"{change.max():.2e})")
 
 
 def _ridge_lambda(y, w, tol, max_iter) -> np.ndarray:
@@ -256,7 +268,8 @@ def _batch_beta(values: np.ndarray, method: str) -> np.ndarray:
 
 def deletion_experiment(values: np.ndarray, rates=(0.05, 0.10), n_replicates: int = 200,
                         seed: int = 0,
-                        methods=("available_means", "task_adjusted", "least_squares")) -> pd.DataFrame:
+                        methods=("available_means", "task_adjusted", "least_squares"),
+                        block_size: int | None = None) -> pd.DataFrame:
     """MAE of beta after deleting cells at random, against the full-panel beta.
 
     For each rate, ``n_replicates`` times delete ``round(rate x n k m)`` task x language x
@@ -265,6 +278,11 @@ def deletion_experiment(values: np.ndarray, rates=(0.05, 0.10), n_replicates: in
     ``|beta_deleted - DC(M_full)|``. Columns: rate, method, n_deleted, mae_mean, mae_sd (ddof 1
     over replicates), n_replicates. devai published (simple estimators): available
     0.34 / 0.51, task-adjusted 0.23 / 0.33 at 5% / 10%.
+
+    Replicates are processed in blocks of ``block_size`` (default: as many as fit
+    :data:`judgecal.cbc.bootstrap.MEMORY_BUDGET` at :data:`DELETION_ARRAYS` panel-sized arrays
+    each), drawn in order from the one stream, so memory does not grow with ``n_replicates``
+    and the result does not depend on the block size.
     """
     values = np.asarray(values, dtype=float)
     if values.ndim != 3 or not np.isfinite(values).all():
@@ -274,19 +292,26 @@ def deletion_experiment(values: np.ndarray, rates=(0.05, 0.10), n_replicates: in
     full = double_center(values.mean(axis=0))
     rng = np.random.default_rng(seed)
     size = values.size
+    block_size = block_size or max(1, MEMORY_BUDGET // (8 * DELETION_ARRAYS * size))
     rows = []
     for rate in rates:
         if not 0 < rate < 1:
             raise ValueError(f"deletion rates must be in (0, 1), got {rate}")
         n_deleted = round(rate * size)
-        deleted = np.argsort(rng.random((n_replicates, size)), axis=1)[:, :n_deleted]
-        stack = np.repeat(values.reshape(1, -1), n_replicates, axis=0)
-        np.put_along_axis(stack, deleted, np.nan, axis=1)
-        stack = stack.reshape(n_replicates, *values.shape)
+        mae = {method: [] for method in methods}
+        for start in range(0, n_replicates, block_size):
+            block = min(block_size, n_replicates - start)
+            deleted = np.argsort(rng.random((block, size)), axis=1)[:, :n_deleted]
+            stack = np.repeat(values.reshape(1, -1), block, axis=0)
+            np.put_along_axis(stack, deleted, np.nan, axis=1)
+            stack = stack.reshape(block, *values.shape)
+            for method in methods:
+                mae[method].append(np.abs(_batch_beta(stack, method) - full).mean(axis=(-2, -1)))
         for method in methods:
-            mae = np.abs(_batch_beta(stack, method) - full).mean(axis=(-2, -1))
-            rows.append(dict(rate=rate, method=method, n_deleted=n_deleted, mae_mean=mae.mean(),
-                             mae_sd=mae.std(ddof=1), n_replicates=n_replicates))
+            errors = np.concatenate(mae[method])
+            rows.append(dict(rate=rate, method=method, n_deleted=n_deleted,
+                             mae_mean=errors.mean(), mae_sd=errors.std(ddof=1),
+                             n_replicates=n_replicates))
     return pd.DataFrame(rows)
 
 

@@ -3,7 +3,8 @@
 Items are the units the annotators ``(language, backbone)`` judge: a run ``(task, framework)``
 with the verdict ``score >= threshold`` (:func:`run_items`; the protocol: 100 on a 0-100
 pass-rate scale, the panel's ``verdict_threshold``), or a requirement of a run with its
-``satisfied`` (:func:`requirement_items`; the paper's appendix).
+``satisfied`` (:func:`requirement_items`; the paper's appendix). :func:`streamed_run_items`
+builds the run items of a run table file in batches (the held-out step at 10^7 runs).
 """
 from __future__ import annotations
 
@@ -64,6 +65,50 @@ def run_items(runs: pd.DataFrame, panel: Panel, threshold: float = 100.0) -> Bin
     label = (runs["score"].to_numpy(float) >= threshold - 1e-9).astype(float)
     items = _binary_items(runs, panel, ["framework"], label, "run table")
     return BinaryItems(items.labels, items.task, float(threshold))
+
+
+def streamed_run_items(path, panel: Panel, threshold: float = 100.0,
+                       batch_rows: int | None = None) -> BinaryItems:
+    """:func:`run_items` of a run table file (standard columns, a framework column: the
+    ingested ``runs.parquet``), read in batches: per run only its task,
+    annotator and framework codes and its verdict are kept (13 bytes), never the table.
+
+    Same items in the same order as :func:`run_items` (sorted by task, then framework text).
+    """
+    from ..data.streaming.batches import BATCH_ROWS, iter_table
+    from ..data.streaming.codes import Axis
+
+    k, m = len(panel.languages), len(panel.backbones)
+    index = {axis: pd.Index(labels) for axis, labels in (
+        ("task", panel.tasks), ("language", panel.languages), ("backbone", panel.backbones))}
+    frameworks, parts = Axis(), []
+    for batch in iter_table(path, batch_rows=batch_rows or BATCH_ROWS):
+        codes = {}
+        for axis, labels in index.items():
+            column = batch[axis]
+            lookup = labels.get_indexer(column.cat.categories.astype(str))
+            codes[axis] = np.append(lookup, -1)[column.cat.codes.to_numpy()]
+            if (codes[axis] < 0).any():
+                values = sorted(set(column[codes[axis] < 0].astype(str)))[:5]
+                raise ValueError(f"run table: {axis}(s) {values} are not in the panel")
+        framework = frameworks.encode(batch["framework"])
+        label = batch["score"].to_numpy(float) >= threshold - 1e-9
+        parts.append((codes["task"].astype(np.int32),
+                      (codes["language"] * m + codes["backbone"]).astype(np.int32),
+                      framework.astype(np.int32), label))
+    task, annotator, framework, label = (np.concatenate(column) for column in zip(*parts))
+    del parts
+    # items sorted by (task, framework text), as run_items' groupby numbers them
+    rank = np.argsort(np.argsort(np.array(frameworks.labels, dtype=object)))
+    keys, item = np.unique(task.astype(np.int64) * len(rank) + rank[framework],
+                           return_inverse=True)
+    flat = item.ravel() * (k * m) + annotator
+    if len(flat) and np.bincount(flat).max() > 1:
+        raise ValueError("run table: more than one verdict for some item x language x backbone")
+    labels = np.full(len(keys) * k * m, np.nan)
+    labels[flat] = label
+    return BinaryItems(labels=labels.reshape(len(keys), k, m), task=keys // max(len(rank), 1),
+                       threshold=float(threshold))
 
 
 def requirement_items(requirements: pd.DataFrame, panel: Panel) -> BinaryItems:
