@@ -171,16 +171,12 @@ def page_runs(tmp_path_factory) -> dict:
 # --- two test processes on two cores (pytest-xdist: `-n auto --dist loadfile` in pyproject) ------
 # The suite is mostly snakemake runs in subprocesses, one core at a time: a second process halves
 # its wall time. Each test file runs in one process (its module fixtures: servers, collections,
-# SLURM projects, are made once). Files start longest first: the snapshot tests, which need the
-# README's reproduction (the longest fixture), then the SLURM and local-judge files (which wait
-# on a cluster and a model server while the other process works); the other files that read the
-# reproduction come last, when it is made (once_per_run).
-FIRST = ("test_output_snapshot", "test_slurm", "test_local_judge")
-LAST = ("test_standalone", "test_resources", "test_page_browser")
+# SLURM projects, are made once). The README's reproduction is the longest fixture: the snapshot
+# tests, which need it first, start the run, and the other files that read it come last, when it
+# is made (once_per_run).
+FIRST, LAST = "test_output_snapshot", ("test_standalone", "test_resources", "test_page_browser")
 
 
 def pytest_collection_modifyitems(config, items):
-    def rank(item):
-        name = item.path.stem
-        return FIRST.index(name) if name in FIRST else len(FIRST) + (name in LAST)
-    items.sort(key=rank)
+    items.sort(key=lambda item: 0 if item.path.stem == FIRST else 2 if item.path.stem in LAST
+               else 1)
