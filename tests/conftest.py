@@ -167,7 +167,6 @@ def page_runs(tmp_path_factory) -> dict:
             "cell": cell, "claim": claim, "exit": code, "message": out.getvalue()}
 
 
-
 # --- two test processes on two cores (pytest-xdist: `-n auto --dist loadfile` in pyproject) ------
 # The suite is mostly snakemake runs in subprocesses, one core at a time: a second process halves
 # its wall time. Each test file runs in one process (its module fixtures: servers, collections,
