@@ -1,4 +1,4 @@
-# judgecal: reproduce the CBC paper and the Judge-LS protocol from raw judge runs.
+# polyjudge: reproduce the CBC paper and the Judge-LS protocol from raw judge runs.
 # Usage: snakemake --cores N [--configfile my.yaml]; outputs go to results/.
 import sys
 import time
@@ -44,9 +44,9 @@ rule all:
 
 
 # The end of a run: what was computed, the claims count, where the results are, the report
-# command (judgecal.report.summary), instead of the last log line of a rule.
+# command (polyjudge.report.summary), instead of the last log line of a rule.
 onsuccess:
-    from judgecal.report.summary import run_summary
+    from polyjudge.report.summary import run_summary
 
     print(
         run_summary(

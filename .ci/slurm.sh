@@ -9,12 +9,12 @@
 #
 # Needs root (or passwordless sudo). Never touches a cluster it did not configure: an existing
 # /etc/slurm/slurm.conf without this script's marker is left alone. Every wait is bounded.
-# State, logs and pidfiles go to $JUDGECAL_SLURM_DIR (default /tmp/judgecal-slurm).
+# State, logs and pidfiles go to $POLYJUDGE_SLURM_DIR (default /tmp/polyjudge-slurm).
 set -uo pipefail
 
-DIR=${JUDGECAL_SLURM_DIR:-/tmp/judgecal-slurm}
+DIR=${POLYJUDGE_SLURM_DIR:-/tmp/polyjudge-slurm}
 CONF=/etc/slurm/slurm.conf
-MARKER="# written by judgecal .ci/slurm.sh"
+MARKER="# written by polyjudge .ci/slurm.sh"
 PACKAGES=(slurmctld slurmd slurm-client munge)
 UP_TIMEOUT=60      # seconds for the node to become idle
 STOP_TIMEOUT=10    # seconds for a daemon to exit after SIGTERM (then SIGKILL)
@@ -83,7 +83,7 @@ write_conf() {
     as_root mkdir -p "$DIR/state" "$DIR/spool" /etc/slurm || return 1
     as_root tee "$CONF" >/dev/null <<EOF || return 1
 $MARKER (one node on localhost, for tests)
-ClusterName=judgecal
+ClusterName=polyjudge
 SlurmctldHost=$host
 SlurmUser=root
 AuthType=auth/munge

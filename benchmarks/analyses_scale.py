@@ -44,7 +44,7 @@ def write_runs(n_tasks: int, path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from judgecal.cbc.estimator import double_center
+    from polyjudge.cbc.estimator import double_center
 
     rng = np.random.default_rng(29)
     alpha = rng.normal(0, 5, N_BACKBONES)

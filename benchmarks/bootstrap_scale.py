@@ -1,9 +1,9 @@
 """Time and peak memory of the bootstrap analyses on a large panel, chunked and in one piece.
 
-A synthetic panel of 2,000 tasks x 30 languages x 20 backbones (``judgecal.analyses.synthetic``) goes
+A synthetic panel of 2,000 tasks x 30 languages x 20 backbones (``polyjudge.analyses.synthetic``) goes
 through the held-out evaluation (every method but Dawid-Skene, which needs run tables; add
 ``--dawid-skene`` for the run-level one), the decision agreement and the simultaneous band,
-each with 1,000 replicates: once with the default chunking (``judgecal.cbc.bootstrap.MEMORY_BUDGET``
+each with 1,000 replicates: once with the default chunking (``polyjudge.cbc.bootstrap.MEMORY_BUDGET``
 per chunk) and once with all replicates in one chunk. Peak memory is that of the arrays the
 step allocates (``tracemalloc``, which numpy reports to), so the steps can share one process;
 the results of both runs are checked to be identical.
@@ -18,11 +18,11 @@ import os
 import time
 import tracemalloc
 
-from judgecal.analyses.heldout import METHODS, decision_agreement, heldout_replicates
-from judgecal.analyses.synthetic import simulate_panel
-from judgecal.cbc.band import bootstrap_band
-from judgecal.cbc.bootstrap import MEMORY_BUDGET, replicate_chunk
-from judgecal.data.io import build_panel
+from polyjudge.analyses.heldout import METHODS, decision_agreement, heldout_replicates
+from polyjudge.analyses.synthetic import simulate_panel
+from polyjudge.cbc.band import bootstrap_band
+from polyjudge.cbc.bootstrap import MEMORY_BUDGET, replicate_chunk
+from polyjudge.data.io import build_panel
 
 
 def measure(step):

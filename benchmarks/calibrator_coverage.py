@@ -1,14 +1,14 @@
 """Coverage of the Calibrator's intervals on new runs, by simulation with a planted truth.
 
-Each simulated panel (``judgecal.analyses.synthetic.simulate_panel``, no clipping) has
+Each simulated panel (``polyjudge.analyses.synthetic.simulate_panel``, no clipping) has
 ``--fit-tasks + --new-tasks`` tasks with one planted ``beta`` and backbone effect ``alpha``. A
-:class:`judgecal.Calibrator` with a band is fitted on the first tasks and applied to the runs of
+:class:`polyjudge.Calibrator` with a band is fitted on the first tasks and applied to the runs of
 the others (the "new runs"), through the public API as a user would:
 
 * calibrated-score interval: does ``[score_cbc_low, score_cbc_high]`` contain
   ``score - beta_true``? Reported per cell (share of language x backbone cells) and for all
   cells of a panel at once (the band is simultaneous, so this is the nominal level);
-* rank intervals of :meth:`judgecal.Calibrator.rank` on the new runs: does ``[rank_low,
+* rank intervals of :meth:`polyjudge.Calibrator.rank` on the new runs: does ``[rank_low,
   rank_high]`` contain the true rank (the order of ``alpha``: after removing ``beta`` every
   language ranks the backbones by ``alpha``)? Per cell and for all backbones of a language at
   once; with the calibrator's band and, for comparison, with beta taken as exact;
@@ -32,8 +32,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from judgecal import Calibrator
-from judgecal.analyses.synthetic import simulate_panel
+from polyjudge import Calibrator
+from polyjudge.analyses.synthetic import simulate_panel
 
 BINS = (0.0, 0.05, 0.25, 0.5, 0.75, 0.95, 1.0)
 

@@ -5,7 +5,7 @@ Run: ``python benchmarks/cmi_speed.py [--permutations 500] [--sklearn-permutatio
 Data: devai-shaped synthetic judge scores (55 tasks x 6 backbones = 330 strata of 8 languages
 x 3 frameworks), each task with R in {4, 5, 10, 20} requirements, so scores are multiples of
 100/R that floating point represents exactly and scikit-learn's two distance routines agree
-with ours (see judgecal.analyses.information). Target: under 5 s for 330 x 500 on 2 cores, and 30x or
+with ours (see polyjudge.analyses.information). Target: under 5 s for 330 x 500 on 2 cores, and 30x or
 more against a Python loop over strata and permutations calling scikit-learn's
 ``_compute_mi_cd`` (timed on the first ``--sklearn-permutations`` permutations of the same
 stream and extrapolated; values compared as ``max(0, ours)``). If the devai run table is
@@ -22,7 +22,7 @@ import pandas as pd
 from sklearn.feature_selection._mutual_info import _compute_mi_cd
 from threadpoolctl import threadpool_limits
 
-from judgecal.analyses import information as info
+from polyjudge.analyses import information as info
 
 DEVAI_RUNS = Path(__file__).resolve().parents[2] / "shared/data/devai_ml_aaaj/run_level_scores.csv"
 

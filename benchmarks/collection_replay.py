@@ -10,15 +10,15 @@ each with its whole language x judge block, and decides after every round
 * the DevAI runs (the default `devai` panel: 55 tasks x 8 languages x 6 backbones, task score =
   mean of 3 frameworks, range [0, 100]);
 * a synthetic panel with a planted beta and backbone effects
-  (`judgecal.analyses.synthetic.simulate_panel`, a pool of 20,000 items on the margin scale), so
+  (`polyjudge.analyses.synthetic.simulate_panel`, a pool of 20,000 items on the margin scale), so
   that coverage is also checked against a true value outside the finite pool.
 
-For every target it runs `judgecal.analyses.stopping.replay` (the vectorised twin of the
+For every target it runs `polyjudge.analyses.stopping.replay` (the vectorised twin of the
 workflow's `stopping_status`, tested equal) over `--orders` seeded orders with three rules: the
 asymptotic sequence (the default), the exact bounded sequence, and the naive rule that rechecks
 a fixed-n Student-t interval (Bonferroni over the same quantities) after every round. For the
 beta targets it also replays the naive rule with the workflow's task-bootstrap band
-(`cbc/bands.csv`: bootstrap-t max-|t| over the cells, `judgecal.analyses.simulation.stacked_band`)
+(`cbc/bands.csv`: bootstrap-t max-|t| over the cells, `polyjudge.analyses.simulation.stacked_band`)
 on `--band-orders` orders. Under sampling without replacement the full panel is the truth.
 
 Columns: calls used as a fraction of the design (median, 90th percentile over orders), share of
@@ -41,11 +41,11 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from judgecal.analyses.simulation import stacked_band, task_bootstrap_counts
-from judgecal.analyses.stopping import contrast_plan, replay
-from judgecal.analyses.stopping.replay import round_ends
-from judgecal.analyses.synthetic import simulate_panel
-from judgecal.data import io
+from polyjudge.analyses.simulation import stacked_band, task_bootstrap_counts
+from polyjudge.analyses.stopping import contrast_plan, replay
+from polyjudge.analyses.stopping.replay import round_ends
+from polyjudge.analyses.synthetic import simulate_panel
+from polyjudge.data import io
 
 REPO = Path(__file__).resolve().parents[1]
 RULES = {"asymptotic": "sequence, asymptotic (default)", "bounded": "sequence, exact bounded",

@@ -1,7 +1,7 @@
 """Scale of the foundation: ingest, tensor and CBC on synthetic run tables of 10^6 to 10^8 runs.
 
 A run table (10 languages x 10 backbones x 50 frameworks = 5,000 runs per task, the additive
-model of judgecal.analyses.synthetic) is written to Parquet and to CSV in chunks of tasks, never whole in
+model of polyjudge.analyses.synthetic) is written to Parquet and to CSV in chunks of tasks, never whole in
 memory (not timed). Each (size, format, reader) is then measured in a fresh subprocess, so its
 peak memory (ru_maxrss, the high-water mark after each step) is its own. The steps are what the
 workflow's ingest and cbc rules do:
@@ -43,7 +43,7 @@ def write_tables(n_runs: int, workdir: Path, formats) -> dict:
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    from judgecal.cbc.estimator import double_center
+    from polyjudge.cbc.estimator import double_center
 
     n_tasks = n_runs // PER_TASK
     paths = {fmt: workdir / f"runs_{n_runs}.{fmt}" for fmt in formats}
@@ -88,7 +88,7 @@ def streamed_panel_and_cbc(stats, step):
     (``tensor``), then CBC and the run-level R^2 from them (``cbc``); returns (panel, R^2)."""
     import numpy as np
 
-    from judgecal.cbc import estimator
+    from polyjudge.cbc import estimator
 
     start = time.perf_counter()
     panel = stats.panel()
@@ -107,8 +107,8 @@ def measure(path: str, whole: bool, workdir: Path) -> dict:
     """Time and peak memory of each step on one table (run in its own process)."""
     import numpy as np
 
-    from judgecal.cbc import estimator
-    from judgecal.data import io, streaming
+    from polyjudge.cbc import estimator
+    from polyjudge.data import io, streaming
 
     timings, peaks = {}, {}
 

@@ -1,6 +1,6 @@
 """Speed of the held-out evaluation on the devai panel: all methods x 1,000 replicates.
 
-Compares the vectorised path (``judgecal.analyses.heldout.heldout_replicates``) with a straightforward
+Compares the vectorised path (``polyjudge.analyses.heldout.heldout_replicates``) with a straightforward
 loop over replicates that calls each method on one replicate and ``scipy.stats.kendalltau``
 for every language pair, and checks that both give the same taus. Dawid-Skene is timed
 separately (run level = protocol, requirement level = the paper's appendix).
@@ -22,15 +22,15 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
-from judgecal.analyses.baselines import (
+from polyjudge.analyses.baselines import (
     METHODS,
     HeldoutContext,
     requirement_items,
     run_items,
 )
-from judgecal.analyses.heldout import heldout_replicates
-from judgecal.cbc.bootstrap import TaskBootstrap, task_bootstrap
-from judgecal.data import io
+from polyjudge.analyses.heldout import heldout_replicates
+from polyjudge.cbc.bootstrap import TaskBootstrap, task_bootstrap
+from polyjudge.data import io
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "devai_ml_aaaj"
 LANGUAGES = ("English", "Arabic", "Turkish", "Chinese", "Hindi", "Japanese", "Spanish", "Swahili")
@@ -50,7 +50,7 @@ def best_of(repeats: int, func):
 
 
 def snap_ties(row: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
-    """Make rounding-level differences exact ties (judgecal's tie convention; scipy compares
+    """Make rounding-level differences exact ties (polyjudge's tie convention; scipy compares
     exactly, and one replicate's cell means are summed in a different order than the stack's)."""
     order = np.argsort(row)
     values = row[order]

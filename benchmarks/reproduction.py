@@ -83,7 +83,7 @@ def run(workdir: Path, cores: int, config: list[str]) -> tuple[float, float, str
     command = [sys.executable, "-m", "snakemake", "--cores", str(cores)]
     if config:
         command += ["--config", *config]
-    env = dict(os.environ, PYTHONPATH=str(workdir))  # judgecal from the copy
+    env = dict(os.environ, PYTHONPATH=str(workdir))  # polyjudge from the copy
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     result = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True)
@@ -118,7 +118,7 @@ def main(argv=None) -> None:
     parser.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE")
     args = parser.parse_args(argv)
     config = resolve_config(args.config)
-    with tempfile.TemporaryDirectory(prefix="judgecal-reproduction-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="polyjudge-reproduction-") as tmp:
         workdir = args.workdir or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
         if any(workdir.iterdir()):

@@ -1,7 +1,7 @@
 """Overhead of the judge runner: calls per second against a local server that answers at once.
 
 Starts tests/judge_server.py on 127.0.0.1 (model ``echo``: a fixed reply, no delay) and runs
-``--calls`` distinct calls through :func:`judgecal.judges.run_calls` at each concurrency, with a
+``--calls`` distinct calls through :func:`polyjudge.judges.run_calls` at each concurrency, with a
 fresh cache file each time (so every call is sent and stored), then once more from the cache.
 The server runs in its own process (``--same-process`` puts it in this one, sharing the GIL),
 so what is measured is the client's own cost (openai client, retry wrapper, cache writes,
@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from judge_server import JudgeServer  # noqa: E402
 
-from judgecal.judges import AnswerFormat, CallCache, Endpoint, call_key, run_calls  # noqa: E402
-from judgecal.judges.runner import Call  # noqa: E402
+from polyjudge.judges import AnswerFormat, CallCache, Endpoint, call_key, run_calls  # noqa: E402
+from polyjudge.judges.runner import Call  # noqa: E402
 
 
 def calls_for(endpoint: Endpoint, n: int) -> list[Call]:

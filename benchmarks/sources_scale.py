@@ -8,8 +8,8 @@ the same order, to one CSV (not timed; in a temporary folder, deleted afterwards
 read in a fresh subprocess, so its peak memory (``ru_maxrss`` after each step) is its own, by the
 workflow's streaming ingest:
 
-* ``ingest``: :func:`judgecal.data.sources.scan_source` (the JSON Lines tree with its template)
-  or :func:`judgecal.data.streaming.scan_file` (the CSV): read + check in batches, write the
+* ``ingest``: :func:`polyjudge.data.sources.scan_source` (the JSON Lines tree with its template)
+  or :func:`polyjudge.data.streaming.scan_file` (the CSV): read + check in batches, write the
   validated runs.parquet, sufficient statistics;
 * ``tensor``: the task-level panel from them; ``cbc``: CBC + the run-level R^2 models.
 
@@ -107,7 +107,7 @@ def measure(kind: str, workdir: Path) -> dict:
     """Time and peak memory of each step on one source (run in its own process)."""
     import numpy as np
 
-    from judgecal.data import sources, streaming
+    from polyjudge.data import sources, streaming
 
     timings, peaks = {}, {}
 

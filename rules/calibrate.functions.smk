@@ -61,8 +61,8 @@ def link_problems(name):
                 f"{DATA_DIR / value})"
             )
         else:
-            from judgecal.calibrator import Calibrator
-            from judgecal.data.errors import InputError
+            from polyjudge.calibrator import Calibrator
+            from polyjudge.data.errors import InputError
 
             try:
                 Calibrator.load(path)

@@ -3,7 +3,7 @@
 # so Snakemake never deletes it: a rerun, a restart after a kill or a changed parser calls no one
 # again for a finished call.
 
-from judgecal.judges.rounds import check_stop, describe_target
+from polyjudge.judges.rounds import check_stop, describe_target
 
 
 include: "collect.functions.smk"

@@ -1,8 +1,8 @@
 # Input functions, target lists and wildcard constraints shared by every stage.
 from pathlib import Path
 
-from judgecal.data.config import check_keys, fill_defaults, panel_problems
-from judgecal.data.yamlfile import read_yaml
+from polyjudge.data.config import check_keys, fill_defaults, panel_problems
+from polyjudge.data.yamlfile import read_yaml
 
 
 def workflow_yaml(relative):

@@ -1,11 +1,11 @@
 # Input functions and settings of ingest.smk (Snakemake's linter keeps functions out of
 # files with rules); ingest.smk includes this file first.
-from judgecal.data.sources import source_inputs
+from polyjudge.data.sources import source_inputs
 
 
 def source_input(value):
     """A table source's files under data_dir: one path for a single CSV or Parquet file (as
-    before), else the sorted list of the files it names (judgecal.data.sources)."""
+    before), else the sorted list of the files it names (polyjudge.data.sources)."""
     files = source_inputs(value, DATA_DIR)
     return local(files) if isinstance(files, str) else [local(f) for f in files]
 

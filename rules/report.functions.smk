@@ -150,7 +150,7 @@ def claim_outputs():
     return produced
 
 
-# analysis -> the files under results/{panel}/ the results page reads (judgecal.report.page)
+# analysis -> the files under results/{panel}/ the results page reads (polyjudge.report.page)
 PAGE_FILES = {
     "cbc": [
         "cbc/beta.csv",

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from judgecal.data.panel import Panel
+from polyjudge.data.panel import Panel
 
 # the repository's own copy of the default panels' inputs (data/README.md)
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -34,7 +34,7 @@ def load_mrewardbench_panel() -> Panel:
     Read through the workflow's own loader: tasks are the item ids in numeric order, strata the
     subsets, backbones the evaluator file stems; a margin is NaN where a score is missing (35).
     """
-    from judgecal.data import io
+    from polyjudge.data import io
     runs = io.load_preference_margins({stem: f"{stem}.parquet" for stem in MREWARDBENCH_EVALUATORS},
                                       MREWARDBENCH_DIR)
     runs = io.validate_runs(runs, "mrewardbench", score_range=None, missing="omit")
@@ -60,7 +60,7 @@ DEVAI_BACKBONE_LABELS = ("GPT-4o", "GPT-5.4", "Sonnet", "Gemini", "DeepSeek", "Q
 @pytest.fixture(scope="session")
 def devai_runs() -> pd.DataFrame:
     """The validated 7,920-row devai run table (standard columns)."""
-    from judgecal.data import io
+    from polyjudge.data import io
     path = DEVAI_DIR / "run_level_scores.parquet"
     return io.validate_runs(io.read_table(path), path)
 
@@ -68,7 +68,7 @@ def devai_runs() -> pd.DataFrame:
 @pytest.fixture(scope="session")
 def devai_panel(devai_runs) -> Panel:
     """The devai task-level panel T[t, l, b] (55 x 8 x 6) in the published order."""
-    from judgecal.data import io
+    from polyjudge.data import io
     return io.build_panel(devai_runs, "devai", DEVAI_LANGUAGES, DEVAI_BACKBONES)
 
 
@@ -124,8 +124,8 @@ def once_per_run(tmp_path_factory, name: str, build) -> Path:
 
 def _readme_reproduction(tmp_path_factory) -> Path:
     from snapshot import copy_repository
-    root = copy_repository(tmp_path_factory.mktemp("fresh") / "judgecal")
-    assert [p.name for p in root.parent.iterdir()] == ["judgecal"]
+    root = copy_repository(tmp_path_factory.mktemp("fresh") / "polyjudge")
+    assert [p.name for p in root.parent.iterdir()] == ["polyjudge"]
     run_as_user(readme_command("python3 -m venv .venv && . .venv/bin/activate && pip install -q "
                                "-r requirements.txt"), root, timeout=1500)
     return root
@@ -144,14 +144,14 @@ def readme_reproduction(tmp_path_factory) -> Path:
 def page_runs(tmp_path_factory) -> dict:
     """Results folders built from the snapshot (tests/page_results.py) with their pages: run A's
     ``index.html`` (build_page) and ``diff.html`` of run B, a copy of A with one planted beta
-    shift and one claim status change, written by ``judgecal compare`` (in this process, so the
+    shift and one claim status change, written by ``polyjudge compare`` (in this process, so the
     Vega bundle is made once)."""
     import contextlib
     import io as _io
     import shutil
 
-    from judgecal import cli
-    from judgecal.report.page import build_page
+    from polyjudge import cli
+    from polyjudge.report.page import build_page
     from page_results import make_results, plant_change
 
     root = tmp_path_factory.mktemp("page")

@@ -5,7 +5,7 @@ Models it serves (the request's ``model``):
 
 * ``translator``: full translation -> ``"[zh] " + text``, code-switched -> ``"[cs] " + text``;
 * any model in ``pairwise``: a pairwise judge with planted
-  :class:`judgecal.analyses.judge_ls.JudgeEffects` (accuracy, flips, position bias, ties, tie-probe
+  :class:`polyjudge.analyses.judge_ls.JudgeEffects` (accuracy, flips, position bias, ties, tie-probe
   language preference) and an ``unparseable`` rate. Items are recognised by markers the test
   items carry: ``<<good|1>>`` / ``<<bad|2>>`` (quality and original index) at the start of each output,
   ``<<item:ID>>`` in the instruction, a ``[zh] `` / ``[cs] ``
@@ -31,7 +31,7 @@ import time
 from collections import Counter, defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from judgecal.analyses import judge_ls
+from polyjudge.analyses import judge_ls
 
 _OUTPUT = re.compile(r"(?:\[(zh|cs)\] )?<<(good|bad)\|([12])>>")
 _ITEM = re.compile(r"<<item:([^>]+)>>")

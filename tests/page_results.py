@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgecal.analyses.leaderboard import leaderboard
-from judgecal.api import calibrate_panel
-from judgecal.cbc.band import bootstrap_band
-from judgecal.data import io
-from judgecal.data.panel import Panel
+from polyjudge.analyses.leaderboard import leaderboard
+from polyjudge.api import calibrate_panel
+from polyjudge.cbc.band import bootstrap_band
+from polyjudge.data import io
+from polyjudge.data.panel import Panel
 
 SNAPSHOT = Path(__file__).resolve().parent / "output_snapshot" / "results"
 MARKUP = "<img src=x onerror=alert(1)>"

@@ -122,7 +122,7 @@ def copy_repository(target: Path) -> Path:
 def run_default(workdir: Path, cores: int = 2) -> Path:
     """``snakemake --cores 2`` from a copy of the repository in ``workdir`` (as the README runs
     the reproduction); returns its ``results`` folder."""
-    root = copy_repository(Path(workdir) / "judgecal")
+    root = copy_repository(Path(workdir) / "polyjudge")
     result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", str(cores)], cwd=root,
                             capture_output=True, text=True)
     if result.returncode != 0:

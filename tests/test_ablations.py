@@ -3,17 +3,17 @@ import pandas as pd
 import pytest
 from conftest import DEVAI_DIR
 
-from judgecal.analyses import ablations
-from judgecal.analyses.ablations import _subset_bootstrap
-from judgecal.analyses.synthetic import simulate_panel
-from judgecal.cbc.bootstrap import (
+from polyjudge.analyses import ablations
+from polyjudge.analyses.ablations import _subset_bootstrap
+from polyjudge.analyses.synthetic import simulate_panel
+from polyjudge.cbc.bootstrap import (
     mean_pairwise_tau,
     task_bootstrap,
     weighted_cell_means,
 )
-from judgecal.cbc.estimator import double_center
-from judgecal.data import io
-from judgecal.data.panel import Panel
+from polyjudge.cbc.estimator import double_center
+from polyjudge.data import io
+from polyjudge.data.panel import Panel
 
 KEYS = ["task", "language", "backbone", "framework"]
 

@@ -10,10 +10,10 @@ import pytest
 import yaml
 from conftest import DATA, DEVAI_DIR
 
-import judgecal
-from judgecal.analyses.synthetic import simulate_panel
-from judgecal.data import io
-from judgecal.scripting import write_csv
+import polyjudge
+from polyjudge.analyses.synthetic import simulate_panel
+from polyjudge.data import io
+from polyjudge.scripting import write_csv
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -91,7 +91,7 @@ def check_same_as_workflow(result, folder: Path, tmp_path):
 @pytest.mark.slow
 def test_calibrate_equals_the_workflow_on_devai(workflow_cbc, devai_runs, tmp_path):
     results, panels = workflow_cbc
-    result = judgecal.calibrate(pd.read_parquet(DEVAI_DIR / "run_level_scores.parquet"),
+    result = polyjudge.calibrate(pd.read_parquet(DEVAI_DIR / "run_level_scores.parquet"),
                                 languages=panels["devai"]["languages"],
                                 backbones=panels["devai"]["backbones"], score_range=(0, 100))
     check_same_as_workflow(result, results / "devai" / "cbc", tmp_path)
@@ -105,7 +105,7 @@ def test_calibrate_equals_the_workflow_on_an_incomplete_preference_panel(workflo
     results, panels = workflow_cbc
     panel = panels["mrewardbench"]
     margins = io.load_preference_margins(panel["files"], DATA)
-    result = judgecal.calibrate(margins, languages=panel["languages"],
+    result = polyjudge.calibrate(margins, languages=panel["languages"],
                                 backbones=panel["backbones"], missing="omit",
                                 estimator="available_means")
     check_same_as_workflow(result, results / "mrewardbench" / "cbc", tmp_path)
@@ -115,7 +115,7 @@ def test_calibrate_equals_the_workflow_on_an_incomplete_preference_panel(workflo
 @pytest.mark.slow
 def test_calibrate_equals_the_workflow_with_unusual_names(workflow_cbc, tmp_path):
     results, _ = workflow_cbc
-    result = judgecal.calibrate(unusual_runs(), **UNUSUAL_COLUMNS)
+    result = polyjudge.calibrate(unusual_runs(), **UNUSUAL_COLUMNS)
     check_same_as_workflow(result, results / "unusual" / "cbc", tmp_path)
     assert set(result.beta["language"]) == {"Français", "中文", "हिन्दी", "Kiswahili (sw)"}
     assert set(result.beta["backbone"]) == {"gpt 4o", "Claude/Sonnet 4.6", "qwen-3,5"}
@@ -126,7 +126,7 @@ def test_calibrate_equals_the_workflow_with_unusual_names(workflow_cbc, tmp_path
 def test_calibrate_recovers_the_planted_interaction_and_its_identities():
     synthetic = simulate_panel(seed=9, n_tasks=400, n_languages=3, n_backbones=4,
                                n_frameworks=1, noise_sd=2.0, task_language_sd=0.0)
-    result = judgecal.calibrate(synthetic.runs)
+    result = polyjudge.calibrate(synthetic.runs)
     merged = result.beta.merge(synthetic.beta_frame(), on=["language", "backbone"])
     assert np.abs(merged["beta"] - merged["beta_true"]).max() < 0.5
     beta = result.beta.pivot(index="language", columns="backbone", values="beta")
@@ -143,8 +143,8 @@ def test_incomplete_panel_uses_least_squares_by_default():
     synthetic = simulate_panel(seed=2, n_tasks=20, n_languages=3, n_backbones=3,
                                missing_fraction=0.1)
     with pytest.raises(io.InputError, match="unbalanced panel"):
-        judgecal.calibrate(synthetic.runs)
-    result = judgecal.calibrate(synthetic.runs, missing="omit")
+        polyjudge.calibrate(synthetic.runs)
+    result = polyjudge.calibrate(synthetic.runs, missing="omit")
     assert result.estimator == "least_squares" and not result.summary["complete"]
 
 
@@ -157,10 +157,10 @@ def test_incomplete_panel_uses_least_squares_by_default():
 def test_bad_input_gives_the_workflows_message(damage, message):
     """The same validation as the workflow's ingest, the table named by ``source``: the same
     problem, worded for the API (its arguments, the DataFrame's index; issue 28 item 10)."""
-    from judgecal.data.errors import front
+    from polyjudge.data.errors import front
     bad = damage(unusual_runs())
     with pytest.raises(io.InputError) as raised:
-        judgecal.calibrate(bad, source="my_runs.csv", **UNUSUAL_COLUMNS)
+        polyjudge.calibrate(bad, source="my_runs.csv", **UNUSUAL_COLUMNS)
     with pytest.raises(io.InputError) as workflow:
         io.validate_runs(io.rename_columns(bad, UNUSUAL_COLUMNS), "my_runs.csv")
     with front("api"), pytest.raises(io.InputError) as api:
@@ -175,20 +175,20 @@ def test_bad_input_gives_the_workflows_message(damage, message):
 def test_public_names_are_plain_functions_and_the_analysis_modules_moved():
     import inspect
 
-    from judgecal.analyses import heldout as heldout_module
-    from judgecal.analyses import judge_ls, reversal
+    from polyjudge.analyses import heldout as heldout_module
+    from polyjudge.analyses import judge_ls, reversal
     for name in ["calibrate", "heldout", "reversal", "cmi_test", "judge_ls", "prepare_runs"]:
-        assert inspect.isfunction(getattr(judgecal, name)), name
+        assert inspect.isfunction(getattr(polyjudge, name)), name
     assert callable(heldout_module.summarise_tau) and callable(reversal.rank_reversal)
     assert callable(judge_ls.flip_table)
     # importing the analysis modules leaves the public functions in place
-    assert inspect.isfunction(judgecal.heldout) and inspect.isfunction(judgecal.judge_ls)
+    assert inspect.isfunction(polyjudge.heldout) and inspect.isfunction(polyjudge.judge_ls)
     runs = simulate_panel(seed=3, n_tasks=8, n_languages=3, n_backbones=3, n_frameworks=1).runs
-    first = judgecal.reversal(runs, permutations=19)
+    first = polyjudge.reversal(runs, permutations=19)
     assert first.summary["seed"] == 507
-    assert set(judgecal.__all__) <= set(dir(judgecal))
-    for name in judgecal.__all__:
-        assert getattr(judgecal, name) is not None
+    assert set(polyjudge.__all__) <= set(dir(polyjudge))
+    for name in polyjudge.__all__:
+        assert getattr(polyjudge, name) is not None
 
 
 @pytest.mark.parametrize("old, new, name", [("io", "data.io", "read_table"),
@@ -196,19 +196,19 @@ def test_public_names_are_plain_functions_and_the_analysis_modules_moved():
                                             ("figures", "report.figures", "save_figure")])
 def test_old_module_paths_warn_and_forward_for_one_release(old, new, name):
     code = ("import importlib, warnings; warnings.simplefilter('error'); "
-            f"importlib.import_module('judgecal.{old}')")
+            f"importlib.import_module('polyjudge.{old}')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert f"judgecal.{old} moved to judgecal.{new}" in out.stderr
+    assert f"polyjudge.{old} moved to polyjudge.{new}" in out.stderr
     code = ("import warnings; warnings.simplefilter('ignore'); import importlib; "
-            f"old = importlib.import_module('judgecal.{old}'); "
-            f"new = importlib.import_module('judgecal.{new}'); "
+            f"old = importlib.import_module('polyjudge.{old}'); "
+            f"new = importlib.import_module('polyjudge.{new}'); "
             f"assert old.{name} is new.{name}; print('ok')")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "ok"
 
 
 def test_import_is_light():
-    code = ("import sys, judgecal; "
+    code = ("import sys, polyjudge; "
             "print(sorted(m for m in ('scipy', 'matplotlib', 'sklearn') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -216,7 +216,7 @@ def test_import_is_light():
 
 def test_heldout_cmi_and_judge_ls_results():
     runs = simulate_panel(seed=6, n_tasks=15, n_languages=3, n_backbones=3, n_frameworks=2).runs
-    held = judgecal.heldout(runs, methods=["Raw", "CBC", "Dawid-Skene (requirement)"],
+    held = polyjudge.heldout(runs, methods=["Raw", "CBC", "Dawid-Skene (requirement)"],
                             replicates=30, seed=1)
     # a method the data cannot support keeps its row, with the reason (issue 28)
     assert list(held.tau["method"]) == ["Raw", "CBC", "Dawid-Skene (requirement)"]
@@ -224,37 +224,37 @@ def test_heldout_cmi_and_judge_ls_results():
     assert held.tau["reason"].tolist()[:2] == ["", ""]
     assert held.tau["reason"].iloc[2].startswith("not run: no requirement table")
     assert (held.tau.set_index("method").loc["CBC", "full_fit"]) == 1.0
-    cmi = judgecal.cmi_test(runs, permutations=12, shards=3, seed=2)
+    cmi = polyjudge.cmi_test(runs, permutations=12, shards=3, seed=2)
     assert len(cmi.null) == 24 and set(cmi.null["shard"]) == {0, 1, 2}
     # the workflow's route: shards drawn separately, then merged, gives the same test
-    checked, panel = judgecal.prepare_runs(runs)
-    strata = judgecal.api.cmi_strata(checked, panel)
-    shards = pd.concat([judgecal.api.cmi_null_shard(strata, c, s, permutations=12, shards=3,
+    checked, panel = polyjudge.prepare_runs(runs)
+    strata = polyjudge.api.cmi_strata(checked, panel)
+    shards = pd.concat([polyjudge.api.cmi_null_shard(strata, c, s, permutations=12, shards=3,
                                                     seed=2)
                         for s in range(3) for c in ("sklearn", "protocol")])
-    assert judgecal.cmi_test(runs, permutations=12, shards=3, seed=2,
+    assert polyjudge.cmi_test(runs, permutations=12, shards=3, seed=2,
                              null=shards).summary == cmi.summary
     single = runs[runs["framework"] == runs["framework"].iloc[0]]
     with pytest.raises(io.InputError, match="repeated runs"):
-        judgecal.cmi_test(single)
+        polyjudge.cmi_test(single)
 
-    from judgecal.analyses.judge_ls import simulate_judge_ls
+    from polyjudge.analyses.judge_ls import simulate_judge_ls
     verdicts, truth = simulate_judge_ls(seed=5, n_items=120)
     renamed = verdicts.rename(columns={"judge": "model"})
-    result = judgecal.judge_ls(renamed, columns={"judge": "model"}, truth=truth)
+    result = polyjudge.judge_ls(renamed, columns={"judge": "model"}, truth=truth)
     assert result.recovery["covered"].mean() > 0.8
     assert result.n_judgments == len(verdicts)
-    assert list(result.tables()) == list(judgecal.JudgeLS.TABLES)
+    assert list(result.tables()) == list(polyjudge.JudgeLS.TABLES)
 
 
 def test_plots_are_the_workflow_figures():
     from matplotlib.figure import Figure
     runs = simulate_panel(seed=6, n_tasks=10, n_languages=3, n_backbones=3, n_frameworks=2).runs
-    cbc = judgecal.calibrate(runs)
+    cbc = polyjudge.calibrate(runs)
     figures = [cbc.plot(), cbc.plot("ranking_bump_chart"),
-               judgecal.heldout(runs, methods=["Raw", "CBC"], replicates=20).plot(),
-               judgecal.reversal(runs, permutations=9).plot(),
-               judgecal.cmi_test(runs, permutations=8, shards=1).plot()]
+               polyjudge.heldout(runs, methods=["Raw", "CBC"], replicates=20).plot(),
+               polyjudge.reversal(runs, permutations=9).plot(),
+               polyjudge.cmi_test(runs, permutations=8, shards=1).plot()]
     assert all(isinstance(figure, Figure) for figure in figures)
     with pytest.raises(ValueError, match="unknown figure"):
         cbc.plot("nope")
@@ -265,7 +265,7 @@ def test_the_documented_example_runs(document, tmp_path, monkeypatch):
     """Every ```python block of the document that is not a Snakefile runs, in order."""
     text = (REPO / document).read_text()
     blocks = [block for block in re.findall(r"```python\n(.*?)```", text, re.S)
-              if "module judgecal:" not in block]
+              if "module polyjudge:" not in block]
     assert blocks
     monkeypatch.chdir(tmp_path)
     namespace = {}
@@ -279,32 +279,32 @@ def test_the_documented_example_runs(document, tmp_path, monkeypatch):
 def test_api_messages_name_the_dataframe_index_and_the_arguments(monkeypatch):
     """Issue 28 item 10: API errors said "in the panel config" and "file row numbers" for a
     DataFrame. They now name the function's arguments and the DataFrame's own index."""
-    from judgecal.analyses.synthetic import simulate_panel
+    from polyjudge.analyses.synthetic import simulate_panel
     runs = simulate_panel(1, n_tasks=6, n_languages=2, n_backbones=2).runs
     runs.index = range(100, 100 + len(runs))
     runs.loc[104, "score"] = 150.0
     with pytest.raises(io.InputError) as error:
-        judgecal.calibrate(runs, score_range=(0, 100))
+        polyjudge.calibrate(runs, score_range=(0, 100))
     text = str(error.value)
     assert "(the score_range argument)" in text and "the DataFrame's index" in text
     assert "\n    104 " in text and "file row" not in text and "panel" not in text
     runs.loc[104, "score"] = np.nan
     with pytest.raises(io.InputError, match=r"or missing='omit' to leave them out") as error:
-        judgecal.calibrate(runs)
+        polyjudge.calibrate(runs)
     assert "panel config" not in str(error.value)
-    judgecal.calibrate(runs, missing="omit")  # the fix the message names works
+    polyjudge.calibrate(runs, missing="omit")  # the fix the message names works
     with pytest.raises(io.InputError) as error:
-        judgecal.Calibrator().fit(runs.rename(columns={"score": "rating"}))
+        polyjudge.Calibrator().fit(runs.rename(columns={"score": "rating"}))
     text = str(error.value)
     assert "the column arguments (task=, language=, backbone=, score=, framework=)" in text
     assert "score='pct'" in text and "`columns`" not in text
     seeds = runs.rename(columns={"framework": "seed"}).dropna()
     with pytest.raises(io.InputError, match=r"column 'seed' tells these rows apart: name it as the "
                                          r"framework \(framework='seed'\)"):
-        judgecal.calibrate(seeds)
-    judgecal.calibrate(seeds, framework="seed")
+        polyjudge.calibrate(seeds)
+    polyjudge.calibrate(seeds, framework="seed")
     # inside a rule script (run_step sets the variable) the same call words it for the workflow
-    monkeypatch.setenv("JUDGECAL_MESSAGES", "workflow")
+    monkeypatch.setenv("POLYJUDGE_MESSAGES", "workflow")
     with pytest.raises(io.InputError, match=r"`missing: omit` in the panel config") as error:
-        judgecal.calibrate(runs)
+        polyjudge.calibrate(runs)
     assert "file row numbers" in str(error.value) and "\n    6 " in str(error.value)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgecal.analyses.baselines import (
+from polyjudge.analyses.baselines import (
     METHODS,
     BinaryItems,
     HeldoutContext,
@@ -19,10 +19,10 @@ from judgecal.analyses.baselines import (
     _pattern_counts,
     run_items,
 )
-from judgecal.analyses.verdicts import streamed_run_items
-from judgecal.cbc.bootstrap import TaskBootstrap, mean_pairwise_tau, task_bootstrap
-from judgecal.cbc.estimator import rank_within_language
-from judgecal.data.panel import Panel
+from polyjudge.analyses.verdicts import streamed_run_items
+from polyjudge.cbc.bootstrap import TaskBootstrap, mean_pairwise_tau, task_bootstrap
+from polyjudge.cbc.estimator import rank_within_language
+from polyjudge.data.panel import Panel
 
 
 def random_panel(seed=0, n=40, k=5, m=4) -> Panel:

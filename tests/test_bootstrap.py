@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from judgecal.cbc.bootstrap import (
+from polyjudge.cbc.bootstrap import (
     TaskBootstrap,
     mean_pairwise_tau,
     pairwise_tau,
@@ -117,7 +117,7 @@ def test_full_fit_bootstrap():
 
 
 # --- chunked replicates (issue 15): bounded memory, the same result as one chunk ---------------
-from judgecal.cbc.bootstrap import replicate_chunk, task_bootstrap_chunks  # noqa: E402
+from polyjudge.cbc.bootstrap import replicate_chunk, task_bootstrap_chunks  # noqa: E402
 
 
 @pytest.mark.parametrize("permutations", [None, (4, 3)])
@@ -138,8 +138,8 @@ def test_replicate_chunk_respects_the_budget():
 
 
 def _synthetic_with_runs():
-    from judgecal.analyses.synthetic import simulate_panel
-    from judgecal.data.io import build_panel
+    from polyjudge.analyses.synthetic import simulate_panel
+    from polyjudge.data.io import build_panel
     draw = simulate_panel(5, n_tasks=20, n_languages=4, n_backbones=3, n_frameworks=2,
                           requirements_per_task=3)
     return build_panel(draw.runs, "s"), draw.runs, draw.requirements
@@ -154,7 +154,7 @@ def test_cell_means_are_bit_identical_in_chunks_of_row_blocks():
 
 
 def test_heldout_and_decisions_do_not_depend_on_the_chunk_size():
-    from judgecal.analyses.heldout import decision_agreement, heldout_replicates
+    from polyjudge.analyses.heldout import decision_agreement, heldout_replicates
     panel, runs, requirements = _synthetic_with_runs()
     whole = heldout_replicates(panel, None, 200, 7, runs=runs, requirements=requirements)
     assert whole["method"].nunique() == 14 and replicate_chunk(200, 10_000) == 200
@@ -166,7 +166,7 @@ def test_heldout_and_decisions_do_not_depend_on_the_chunk_size():
 
 
 def test_band_does_not_depend_on_the_chunk_size():
-    from judgecal.cbc.band import bootstrap_band
+    from polyjudge.cbc.band import bootstrap_band
     panel = _synthetic_with_runs()[0]
     whole, chunked = bootstrap_band(panel, 300, 4), bootstrap_band(panel, 300, 4, chunk_size=128)
     assert chunked.critical_value == whole.critical_value

@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import judgecal
+import polyjudge
 from conftest import DEVAI_BACKBONES, DEVAI_LANGUAGES
-from judgecal import Calibrator
-from judgecal.analyses.synthetic import simulate_panel
-from judgecal.calibrator import FORMAT_VERSION, _checksum, training_sha256
-from judgecal.data.errors import InputError
+from polyjudge import Calibrator
+from polyjudge.analyses.synthetic import simulate_panel
+from polyjudge.calibrator import FORMAT_VERSION, _checksum, training_sha256
+from polyjudge.data.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -42,28 +42,28 @@ def expected_calibrated(new, beta):
 
 
 def test_a_public_class():
-    assert inspect.isclass(judgecal.Calibrator) and "Calibrator" in judgecal.__all__
-    assert judgecal.Calibrator.__module__ == "judgecal.calibrator"
+    assert inspect.isclass(polyjudge.Calibrator) and "Calibrator" in polyjudge.__all__
+    assert polyjudge.Calibrator.__module__ == "polyjudge.calibrator"
 
 
 def test_fit_equals_calibrate_and_transform_subtracts_it_exactly():
     _, old, new = split_panel()
     calibrator = Calibrator(band_replicates=0).fit(old)
     pd.testing.assert_frame_equal(calibrator.beta_[["language", "backbone", "beta"]],
-                                  judgecal.calibrate(old).beta, check_exact=True)
+                                  polyjudge.calibrate(old).beta, check_exact=True)
     out = calibrator.transform(new)
     assert np.array_equal(out["score_cbc"].to_numpy(), expected_calibrated(new, calibrator.beta_))
     assert out.index.equals(new.index) and list(out.columns[:len(new.columns)]) == list(new.columns)
     assert out["calibrated"].all() and "score_cbc_low" not in out  # no band, no interval
     assert calibrator.n_tasks_ == 30 and calibrator.n_runs_ == len(old)
     assert set(calibrator.beta_["n_tasks"]) == {30} and set(calibrator.beta_["n_runs"]) == {60}
-    assert calibrator.estimator_ == "plain" and calibrator.version_ == judgecal.__version__
+    assert calibrator.estimator_ == "plain" and calibrator.version_ == polyjudge.__version__
 
 
 def test_devai_beta_is_the_workflow_beta(devai_runs):
     calibrator = Calibrator(band_replicates=200).fit(devai_runs)
     pd.testing.assert_frame_equal(calibrator.beta_[["language", "backbone", "beta"]],
-                                  judgecal.calibrate(devai_runs).beta, check_exact=True)
+                                  polyjudge.calibrate(devai_runs).beta, check_exact=True)
     band = calibrator.beta_
     assert (band["band_low"] < band["beta"]).all() and (band["beta"] < band["band_high"]).all()
     out = calibrator.transform(devai_runs)
@@ -75,13 +75,13 @@ def test_devai_beta_is_the_workflow_beta(devai_runs):
     ordered = Calibrator(**order).fit(devai_runs)
     assert ordered.languages_ == order["languages"]
     pd.testing.assert_frame_equal(ordered.beta_[["language", "backbone", "beta"]],
-                                  judgecal.calibrate(devai_runs, **order).beta, check_exact=True)
+                                  polyjudge.calibrate(devai_runs, **order).beta, check_exact=True)
 
 
 def test_an_incomplete_panel_uses_the_same_estimator_as_calibrate():
     _, old, new = split_panel(seed=5, missing_fraction=0.05)
     calibrator = Calibrator(missing="omit", band_replicates=0).fit(old)
-    reference = judgecal.calibrate(old, missing="omit")
+    reference = polyjudge.calibrate(old, missing="omit")
     assert calibrator.estimator_ == reference.estimator == "least_squares"
     assert np.array_equal(calibrator.beta_["beta"], reference.beta["beta"])
     assert np.array_equal(calibrator.transform(new)["score_cbc"],
@@ -122,7 +122,7 @@ def test_save_load_round_trip_changes_nothing(tmp_path):
     assert (tmp_path / "again.json").read_bytes() == path.read_bytes()
     document = json.loads(path.read_text())
     assert document["format_version"] == FORMAT_VERSION
-    assert document["training"] == {"sha256": training_sha256(judgecal.prepare_runs(old)[0]),
+    assert document["training"] == {"sha256": training_sha256(polyjudge.prepare_runs(old)[0]),
                                     "n_runs": len(old), "n_tasks": 30}
     assert set(document["cells"][0]) == {"language", "backbone", "beta", "n_runs", "n_tasks",
                                          "se", "band_low", "band_high"}
@@ -131,7 +131,7 @@ def test_save_load_round_trip_changes_nothing(tmp_path):
 
 def test_the_training_digest_ignores_row_order_only():
     _, old, _ = split_panel()
-    checked = judgecal.prepare_runs(old)[0]
+    checked = polyjudge.prepare_runs(old)[0]
     digest = training_sha256(checked)
     assert training_sha256(checked.sample(frac=1, random_state=1)) == digest
     changed = checked.copy()
@@ -150,7 +150,7 @@ def edited(text, beta):
     (lambda text: "task,language\n", "not JSON"),
     (lambda text: json.dumps({"format": "something else"}), "not a calibrator file"),
     (lambda text: edited(text, beta=0.5), "the file was edited or damaged"),
-    ("newer", r"written by a newer judgecal \(format 2\); this judgecal reads format 1: upgrade"),
+    ("newer", r"written by a newer polyjudge \(format 2\); this polyjudge reads format 1: upgrade"),
 ])
 def test_load_refuses_a_file_that_is_not_a_calibrator(tmp_path, damage, message):
     _, old, _ = split_panel()
@@ -261,10 +261,10 @@ def test_intervals_cover_in_a_small_simulation():
 def test_atomic_writes_get_the_mode_a_plain_open_gives(tmp_path, umask):
     """Issue 28 item 9: calibrator files were 0600 (mkstemp) whatever the umask, so colleagues
     on a shared cluster could not read them. Every atomic write of the package (Calibrator.save,
-    which `judgecal fit` and the workflow's cbc/calibrator.json use; `judgecal apply`'s tables;
+    which `polyjudge fit` and the workflow's cbc/calibrator.json use; `polyjudge apply`'s tables;
     the streamed ingest's runs.parquet) now gets the mode ``open()`` gives under the umask."""
-    from judgecal.cli import write_table
-    from judgecal.data.sources import scan_source
+    from polyjudge.cli import write_table
+    from polyjudge.data.sources import scan_source
 
     _, old, _ = split_panel()
     old.to_csv(tmp_path / "runs.csv", index=False)
@@ -286,7 +286,7 @@ def test_atomic_writes_get_the_mode_a_plain_open_gives(tmp_path, umask):
 
 
 def test_the_default_calibrator_gives_rank_intervals_that_hold():
-    """Issue 28 item 16: Calibrator() and `judgecal fit` defaulted to no band, so rank took beta
+    """Issue 28 item 16: Calibrator() and `polyjudge fit` defaulted to no band, so rank took beta
     as exact (per-language coverage 0.901 at a nominal 0.95) without a word. The default now
     fits the band (500 task bootstraps), which the coverage study shows holds (0.949); without
     a band rank warns, naming the fix; an incomplete panel is told how to fit without one."""
@@ -299,14 +299,14 @@ def test_the_default_calibrator_gives_rank_intervals_that_hold():
     with pytest.warns(UserWarning, match=r"band_replicates=500\) \(the default\)"):
         Calibrator(band_replicates=0).fit(old).rank(new, n_replicates=100)
     _, gappy, _ = split_panel(seed=5, missing_fraction=0.05)
-    with pytest.raises(InputError, match=r"band_replicates=0 \(`judgecal fit "
+    with pytest.raises(InputError, match=r"band_replicates=0 \(`polyjudge fit "
                                          r"--band-replicates 0`\)"):
         Calibrator(missing="omit").fit(gappy)
     assert not Calibrator(missing="omit", band_replicates=0).fit(gappy).has_band
 def test_training_digest_of_a_parquet_file_equals_the_data_frame_digest(tmp_path):
     """The workflow hashes runs.parquet in batches (training_sha256_file): the same digest as
     training_sha256 of the table, whatever the row order, with labels CSV must quote."""
-    from judgecal.calibrator import training_sha256_file
+    from polyjudge.calibrator import training_sha256_file
 
     rng = np.random.default_rng(5)
     grid = pd.MultiIndex.from_product(

@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from conftest import DEVAI_DIR, readme_command, run_as_user
-from judgecal.analyses import extension
-from judgecal.data.errors import InputError
-from judgecal.data.panel import Panel
+from polyjudge.analyses import extension
+from polyjudge.data.errors import InputError
+from polyjudge.data.panel import Panel
 
 REPO = Path(__file__).resolve().parents[1]
 LANGUAGES = ["English", "Spanish", "Hindi"]
@@ -119,8 +119,8 @@ def test_an_unseen_backbone_stops_the_applying_panel_unless_unseen_raw(workdir):
 
 
 @pytest.mark.slow
-def test_a_calibrator_file_from_judgecal_fit_is_applied(workdir):
-    from judgecal import Calibrator
+def test_a_calibrator_file_from_polyjudge_fit_is_applied(workdir):
+    from polyjudge import Calibrator
     runs = pd.read_csv(workdir / "data/fit.csv").rename(columns={"score": "pct"})
     Calibrator(score="pct").fit(runs).save(workdir / "data" / "mine.json")
     config = write_config(workdir, {"new": applying(calibrator="mine.json")})  # under data_dir
@@ -206,7 +206,7 @@ def test_beta_shift_of_the_base_judges_is_minus_the_new_judges_beta_over_m():
     values = rng.normal(50, 10, (12, 4, 4))
     panel = Panel(values, tuple(f"t{i}" for i in range(12)), ("l1", "l2", "l3", "l4"),
                   ("a", "b", "c", "new"))
-    from judgecal.cbc.estimator import double_center
+    from polyjudge.cbc.estimator import double_center
     base = panel.subset(backbones=[0, 1, 2])
     beta_base = base.matrix_frame(double_center(base.cell_means()), "beta")
     beta_combined = panel.matrix_frame(double_center(panel.cell_means()), "beta")
@@ -237,9 +237,9 @@ def copy_without_venvs(target: Path) -> Path:
 
 @pytest.mark.slow
 def test_readme_extends_example_runs_verbatim_and_shows_the_seventh_judge(tmp_path):
-    root = copy_without_venvs(tmp_path / "judgecal")
+    root = copy_without_venvs(tmp_path / "polyjudge")
     command = readme_command("snakemake --cores 2 --configfile config/examples/extend_devai.yaml")
-    # this interpreter's snakemake and judgecal (test_standalone checks the README's install)
+    # this interpreter's snakemake and polyjudge (test_standalone checks the README's install)
     run_as_user(f'PATH="{Path(sys.executable).parent}:$PATH" {command}', root, timeout=600)
     out = root / "results" / "devai_plus"
     table = pd.read_csv(out / "extend" / "new_judge.csv")

@@ -7,7 +7,7 @@ import pytest
 import yaml
 from conftest import DATA
 
-from judgecal.report import claims
+from polyjudge.report import claims
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -85,8 +85,8 @@ def test_changing_a_reproduced_value_flips_its_status(tmp_path):
                if e["id"] in ("beta_matrix", "beta_spanish_gpt4o")]
     from conftest import DEVAI_BACKBONES, DEVAI_DIR, DEVAI_LANGUAGES
 
-    from judgecal.cbc import estimator
-    from judgecal.data import io
+    from polyjudge.cbc import estimator
+    from polyjudge.data import io
     runs = io.validate_runs(io.read_table(DEVAI_DIR / "run_level_scores.parquet"), "runs")
     panel = io.build_panel(runs, "runs", DEVAI_LANGUAGES, DEVAI_BACKBONES)
     beta = panel.matrix_frame(estimator.fit_cbc(panel).beta, "beta")
@@ -137,7 +137,7 @@ def test_the_end_of_run_summary_counts_claims_and_says_where_results_are(tmp_pat
     import os
     import time
 
-    from judgecal.report.summary import run_summary
+    from polyjudge.report.summary import run_summary
     results = tmp_path / "results"
     (results / "devai" / "figures").mkdir(parents=True)
     (results / "devai" / "figures" / "heatmap.png").write_bytes(b"png")
@@ -145,7 +145,7 @@ def test_the_end_of_run_summary_counts_claims_and_says_where_results_are(tmp_pat
         results / "claims.csv", index=False)
     text = run_summary({"devai": ["cbc", "heldout"], "mine": ["cbc"]}, results, since=0.0)
     lines = text.splitlines()
-    assert lines[0].startswith("judgecal: finished. 2 result file(s) written this run")
+    assert lines[0].startswith("polyjudge: finished. 2 result file(s) written this run")
     assert lines[1] == "  panels: devai (2 analyses), mine (cbc)"
     assert lines[2] == (f"  claims: 3 reproduced, 1 differ, 1 not computed of 5 published "
                         f"values -> {results / 'claims.md'}")

@@ -1,4 +1,4 @@
-"""The `judgecal` console script, run as a user would: the installed command in a subprocess."""
+"""The `polyjudge` console script, run as a user would: the installed command in a subprocess."""
 import json
 import shutil
 import subprocess
@@ -9,18 +9,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgecal import Calibrator
-from judgecal.analyses.synthetic import simulate_panel
-from judgecal.calibrator import _checksum
-from judgecal.cli import main
+from polyjudge import Calibrator
+from polyjudge.analyses.synthetic import simulate_panel
+from polyjudge.calibrator import _checksum
+from polyjudge.cli import main
 
-BIN = Path(sys.executable).parent / "judgecal"
-COMMAND = str(BIN) if BIN.exists() else shutil.which("judgecal")
+BIN = Path(sys.executable).parent / "polyjudge"
+COMMAND = str(BIN) if BIN.exists() else shutil.which("polyjudge")
 COLUMNS = {"task": "prompt id", "backbone": "judge model", "score": "pct"}
 
 
-def judgecal(*args, cwd):
-    assert COMMAND, "the judgecal console script is not installed (pip install -e .)"
+def polyjudge(*args, cwd):
+    assert COMMAND, "the polyjudge console script is not installed (pip install -e .)"
     return subprocess.run([COMMAND, *map(str, args)], cwd=cwd, capture_output=True, text=True,
                           timeout=120)
 
@@ -39,7 +39,7 @@ def tables(tmp_path_factory):
     runs[~fitted].to_csv(root / "new.csv", index=False)
     runs[~fitted].to_parquet(root / "new.parquet", index=False)
     options = [item for standard, user in COLUMNS.items() for item in (f"--{standard}", user)]
-    result = judgecal("fit", "old.parquet", "-o", "calibrator.json", *options,
+    result = polyjudge("fit", "old.parquet", "-o", "calibrator.json", *options,
                       "--band-replicates", 200, cwd=root)
     assert result.returncode == 0, result.stderr
     assert "wrote calibrator.json: 4 languages x 3 backbones" in result.stdout
@@ -48,10 +48,10 @@ def tables(tmp_path_factory):
 
 def test_help_shows_an_example(tmp_path):
     for command in ("fit", "apply"):
-        result = judgecal(command, "--help", cwd=tmp_path)
+        result = polyjudge(command, "--help", cwd=tmp_path)
         assert result.returncode == 0 and "example:" in result.stdout
-        assert f"judgecal {command} " in result.stdout and "--score COL" in result.stdout
-    assert "fit" in judgecal("--help", cwd=tmp_path).stdout
+        assert f"polyjudge {command} " in result.stdout and "--score COL" in result.stdout
+    assert "fit" in polyjudge("--help", cwd=tmp_path).stdout
 
 
 def test_the_shell_fits_the_api_calibrator_and_applies_it_exactly(tables):
@@ -60,7 +60,7 @@ def test_the_shell_fits_the_api_calibrator_and_applies_it_exactly(tables):
     api.save(root / "api.json")
     assert (root / "api.json").read_bytes() == (root / "calibrator.json").read_bytes()
 
-    result = judgecal("apply", "--calibrator", "calibrator.json", "new.parquet", "-o",
+    result = polyjudge("apply", "--calibrator", "calibrator.json", "new.parquet", "-o",
                       "calibrated.parquet", "--rankings", "rankings.csv", cwd=root)
     assert result.returncode == 0, result.stderr
     out = pd.read_parquet(root / "calibrated.parquet")
@@ -76,7 +76,7 @@ def test_the_shell_fits_the_api_calibrator_and_applies_it_exactly(tables):
     rankings = pd.read_csv(root / "rankings.csv")
     assert {"rank_low", "rank_high", "p_first"} <= set(rankings.columns) and len(rankings) == 12
 
-    assert judgecal("apply", "--calibrator", "calibrator.json", "new.csv", "-o",
+    assert polyjudge("apply", "--calibrator", "calibrator.json", "new.csv", "-o",
                     "calibrated.csv", cwd=root).returncode == 0
     text = pd.read_csv(root / "calibrated.csv")
     assert np.array_equal(text["score_cbc"], text["pct"] - text["beta"])
@@ -86,11 +86,11 @@ def test_unseen_pairs_stop_the_shell_unless_raw(tables):
     root, old, new = tables
     more = new.assign(language=new["language"].replace("L4", "Swahili"))
     more.to_csv(root / "unseen.csv", index=False)
-    result = judgecal("apply", "--calibrator", "calibrator.json", "unseen.csv", "-o",
+    result = polyjudge("apply", "--calibrator", "calibrator.json", "unseen.csv", "-o",
                       "unseen_out.csv", cwd=root)
     assert result.returncode == 2 and "new language(s) ['Swahili']" in result.stderr
     assert not (root / "unseen_out.csv").exists()
-    result = judgecal("apply", "--calibrator", "calibrator.json", "unseen.csv", "-o",
+    result = polyjudge("apply", "--calibrator", "calibrator.json", "unseen.csv", "-o",
                       "unseen_out.csv", "--unseen", "raw", cwd=root)
     assert result.returncode == 0 and "passed through uncorrected" in result.stdout
     out = pd.read_csv(root / "unseen_out.csv")
@@ -114,7 +114,7 @@ def edited(path):
     ("not a calibrator", lambda path: "task,language\nt1,L1\n", "new.csv",
      "not a calibrator file: not JSON"),
     ("changed", edited, "new.csv", "the file was edited or damaged"),
-    ("newer", newer_format, "new.csv", "written by a newer judgecal (format 2)"),
+    ("newer", newer_format, "new.csv", "written by a newer polyjudge (format 2)"),
     ("columns", None, "no_score.csv", "missing column(s) [\"score (your 'pct')\"]"),
     ("missing file", None, "absent.csv", "file or folder not found"),
 ])
@@ -127,11 +127,11 @@ def test_bad_input_stops_with_one_message_and_no_output(tables, tmp_path, case, 
         calibrator_path.write_text(calibrator(calibrator_path))
     shutil.copy(root / "new.csv", tmp_path / "new.csv")
     new.drop(columns="pct").to_csv(tmp_path / "no_score.csv", index=False)
-    result = judgecal("apply", "--calibrator", calibrator_path, runs, "-o", "out.csv",
+    result = polyjudge("apply", "--calibrator", calibrator_path, runs, "-o", "out.csv",
                       "--rankings", "rankings.csv", cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "expected:" in result.stderr
-    assert "Traceback" not in result.stderr and result.stderr.startswith("judgecal apply: error:")
+    assert "Traceback" not in result.stderr and result.stderr.startswith("polyjudge apply: error:")
     named = calibrator_path if calibrator is not None else runs
     assert str(named) in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
@@ -140,18 +140,18 @@ def test_bad_input_stops_with_one_message_and_no_output(tables, tmp_path, case, 
 
 def test_a_failure_after_reading_leaves_no_file(tables, tmp_path):
     root, _, _ = tables
-    result = judgecal("apply", "--calibrator", root / "calibrator.json", root / "new.csv", "-o",
+    result = polyjudge("apply", "--calibrator", root / "calibrator.json", root / "new.csv", "-o",
                       "out.csv", "--rankings", "rankings.csv", "--replicates", 10, cwd=tmp_path)
     assert result.returncode == 2 and "at least 100 replicates" in result.stderr
     assert list(tmp_path.iterdir()) == []
-    result = judgecal("fit", root / "old.csv", "-o", "calibrator.json", cwd=tmp_path)
+    result = polyjudge("fit", root / "old.csv", "-o", "calibrator.json", cwd=tmp_path)
     assert result.returncode == 2 and "missing column(s)" in result.stderr
     assert list(tmp_path.iterdir()) == []
 
 
 # --- issue 28 items 8 and 16: the workflow's sources, the CLI's own flags, bands by default -------
 def in_process(*args, cwd, capsys):
-    """``judgecal`` run in this process (``cli.main``, the console script's entry point; the
+    """``polyjudge`` run in this process (``cli.main``, the console script's entry point; the
     tests above run the installed command): its exit code, stdout and stderr."""
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(cwd)
@@ -161,7 +161,7 @@ def in_process(*args, cwd, capsys):
 
 
 def test_fit_reads_folders_globs_and_templates_and_names_its_flags(tables, tmp_path, capsys):
-    """`judgecal fit mydata/` said "file not found ... (check data_dir)" though the folder
+    """`polyjudge fit mydata/` said "file not found ... (check data_dir)" though the folder
     existed; the CLI reads folders, globs and --template as the workflow does, names its own
     flags in messages, suggests --framework for a repeat column, and takes --languages /
     --backbones."""
@@ -222,7 +222,7 @@ def test_rank_intervals_without_a_band_are_said_to_be_too_narrow(tables, tmp_pat
                         "--rankings", "ranks.csv", "--replicates", 100, cwd=tmp_path,
                         capsys=capsys)
     assert result.returncode == 0, result.stderr
-    assert "judgecal apply: warning: rank intervals of a calibrator without a band" in (
+    assert "polyjudge apply: warning: rank intervals of a calibrator without a band" in (
         result.stderr)
     assert "--band-replicates 500" in result.stderr and "Traceback" not in result.stderr
     result = in_process("apply", "--calibrator", root / "calibrator.json", root / "new.csv", "-o",

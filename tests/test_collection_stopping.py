@@ -20,10 +20,10 @@ from judge_server import JudgeServer
 from test_judges_workflow import PRICES, REPO, SCORERS, SECRET, collection_config, \
     no_repeated_answers, snakemake
 
-from judgecal.judges import Endpoint, load_prompt, plan_table, protocols
-from judgecal.judges.cache import read_records, spent
-from judgecal.judges.ledger import Ledger
-from judgecal.judges.rounds import check_stop
+from polyjudge.judges import Endpoint, load_prompt, plan_table, protocols
+from polyjudge.judges.cache import read_records, spent
+from polyjudge.judges.ledger import Ledger
+from polyjudge.judges.rounds import check_stop
 
 CALLS_PER_ITEM = 3 * 2 * len(SCORERS)  # languages x sides x judges
 
@@ -90,7 +90,7 @@ def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
         config["panels"]["pw"]["collect"]["stop"]["beta_halfwidth"] = 0.2
         path = tmp_path / "collect.yaml"
         path.write_text(yaml.safe_dump(config))
-        env = {**os.environ, "PYTHONPATH": str(REPO), "JUDGECAL_TEST_KEY": SECRET}
+        env = {**os.environ, "PYTHONPATH": str(REPO), "POLYJUDGE_TEST_KEY": SECRET}
         run = subprocess.Popen([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
                                 "--cores", "2", targets[0], "--configfile", str(path)],
                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,

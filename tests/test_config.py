@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from judgecal.data.config import check_keys, fill_defaults, unknown_keys
+from polyjudge.data.config import check_keys, fill_defaults, unknown_keys
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = yaml.safe_load((REPO / "config/schema/config.schema.yaml").read_text())

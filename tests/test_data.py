@@ -12,9 +12,9 @@ import pytest
 import yaml
 from conftest import DATA
 
-from judgecal.analyses import external
-from judgecal.data import checksums, io
-from judgecal.data.judgment_tree import flatten_judgment_tree
+from polyjudge.analyses import external
+from polyjudge.data import checksums, io
+from polyjudge.data.judgment_tree import flatten_judgment_tree
 
 REPO = DATA.parent
 # files under data/ that are not data (not in the manifest)
@@ -148,13 +148,13 @@ def test_a_damaged_file_stops_the_workflow_in_the_rule_that_reads_it(copy, tmp_p
     assert not (tmp_path / "results/devai/runs.parquet").exists()
 
 
-@pytest.mark.skipif(not os.environ.get("JUDGECAL_ORIGIN_DATA"),
-                    reason="set JUDGECAL_ORIGIN_DATA to the origin data folder")
+@pytest.mark.skipif(not os.environ.get("POLYJUDGE_ORIGIN_DATA"),
+                    reason="set POLYJUDGE_ORIGIN_DATA to the origin data folder")
 def test_conversion_reproduces_data_byte_for_byte(tmp_path):
     spec = importlib.util.spec_from_file_location("convert", DATA / "convert.py")
     convert = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(convert)
-    written = convert.convert(Path(os.environ["JUDGECAL_ORIGIN_DATA"]), tmp_path)
+    written = convert.convert(Path(os.environ["POLYJUDGE_ORIGIN_DATA"]), tmp_path)
     assert written == sorted(manifest())
     for name in written + ["SHA256SUMS"]:
         assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name

@@ -5,10 +5,10 @@ import pytest
 import scipy.stats
 from conftest import DEVAI_BACKBONES, DEVAI_LANGUAGES
 
-from judgecal.analyses import diagnostics
-from judgecal.cbc.band import bootstrap_band
-from judgecal.cbc.estimator import double_center, finite_sample_radius, residual_sd
-from judgecal.data.panel import Panel
+from polyjudge.analyses import diagnostics
+from polyjudge.cbc.band import bootstrap_band
+from polyjudge.cbc.estimator import double_center, finite_sample_radius, residual_sd
+from polyjudge.data.panel import Panel
 
 
 def _runs(seed, shape=(6, 4, 3, 3), three_way_sd=0.0):

@@ -1,7 +1,7 @@
 """The user documentation in docs/ stays true to the code, the config and the rules.
 
 Fast checks (no workflow run): every configuration key is documented, every output a rule
-declares is documented, every ``judgecal`` name the docs mention exists, every relative link
+declares is documented, every ``polyjudge`` name the docs mention exists, every relative link
 resolves, and nothing in the docs or the README points outside the repository.
 """
 from __future__ import annotations
@@ -152,7 +152,7 @@ def test_configuration_examples_are_valid_configurations():
 
 
 def test_every_heldout_method_is_documented():
-    from judgecal.analyses.baselines import METHODS
+    from polyjudge.analyses.baselines import METHODS
     for page in ("methods.md", "configuration.md"):
         missing = [name for name in METHODS if f"`{name}`" not in text(page)]
         assert not missing, f"held-out methods missing from docs/{page}: {missing}"
@@ -196,11 +196,11 @@ def test_every_declared_output_is_documented():
 
 
 @pytest.mark.parametrize("module, name", [
-    ("judgecal.data.io", "RUN_COLUMNS"), ("judgecal.data.io", "REQUIREMENT_COLUMNS"),
-    ("judgecal.data.judgment_tree", "COLUMNS"), ("judgecal.analyses.reversal", "PAIR_COLUMNS"),
-    ("judgecal.analyses.simulation", "SCENARIO_COLUMNS"), ("judgecal.report.claims", "CLAIM_COLUMNS"),
-    ("judgecal.analyses.judge_ls", "VERDICT_COLUMNS"), ("judgecal.analyses.judge_ls", "RECOVERY_COLUMNS"),
-    ("judgecal.analyses.diagnostics", "ANOVA_TERMS"),
+    ("polyjudge.data.io", "RUN_COLUMNS"), ("polyjudge.data.io", "REQUIREMENT_COLUMNS"),
+    ("polyjudge.data.judgment_tree", "COLUMNS"), ("polyjudge.analyses.reversal", "PAIR_COLUMNS"),
+    ("polyjudge.analyses.simulation", "SCENARIO_COLUMNS"), ("polyjudge.report.claims", "CLAIM_COLUMNS"),
+    ("polyjudge.analyses.judge_ls", "VERDICT_COLUMNS"), ("polyjudge.analyses.judge_ls", "RECOVERY_COLUMNS"),
+    ("polyjudge.analyses.diagnostics", "ANOVA_TERMS"),
 ])
 def test_output_columns_named_in_the_code_are_documented(module, name):
     columns = getattr(importlib.import_module(module), name)
@@ -211,7 +211,7 @@ def test_output_columns_named_in_the_code_are_documented(module, name):
 # --- names, links, self-containment ------------------------------------------------------------
 
 def resolve(dotted: str) -> bool:
-    """Does ``judgecal.module[.sub].name`` exist (longest importable module, then attributes)?"""
+    """Does ``polyjudge.module[.sub].name`` exist (longest importable module, then attributes)?"""
     parts = dotted.split(".")
     for cut in range(len(parts), 0, -1):
         try:
@@ -227,8 +227,8 @@ def resolve(dotted: str) -> bool:
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_every_judgecal_name_in_the_docs_exists(page):
-    names = set(re.findall(r"`(judgecal(?:\.[A-Za-z_]\w*)+)`", text(page)))
+def test_every_polyjudge_name_in_the_docs_exists(page):
+    names = set(re.findall(r"`(polyjudge(?:\.[A-Za-z_]\w*)+)`", text(page)))
     missing = sorted(name for name in names if not resolve(name))
     assert not missing, f"docs/{page} names what the package does not have: {missing}"
 
@@ -313,10 +313,10 @@ def test_the_contributing_guide_names_what_exists():
     missing = sorted(p for p in paths if p.rstrip("/") not in files
                      and not (REPO / p).is_dir() and not p.startswith("results/"))
     assert not missing, f"docs/contributing.md names files the repository lacks: {missing}"
-    for module, name in [("judgecal.data.errors", "say"), ("judgecal.data.errors", "api_front"),
-                         ("judgecal.data.errors", "InputError"), ("judgecal.scripting", "run_step"),
-                         ("judgecal.judges.plan", "plan_totals"),
-                         ("judgecal.judges.plan", "readable_cost"), ("judgecal.api", "prepare_runs")]:
+    for module, name in [("polyjudge.data.errors", "say"), ("polyjudge.data.errors", "api_front"),
+                         ("polyjudge.data.errors", "InputError"), ("polyjudge.scripting", "run_step"),
+                         ("polyjudge.judges.plan", "plan_totals"),
+                         ("polyjudge.judges.plan", "readable_cost"), ("polyjudge.api", "prepare_runs")]:
         assert re.search(rf"\b{name}\b", guide), name
         assert hasattr(importlib.import_module(module), name), name
     smk = (REPO / "rules" / "common.smk").read_text()

@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 from conftest import DATA, DEVAI_BACKBONE_LABELS
 
-from judgecal.cbc import estimator
-from judgecal.data.panel import Panel
+from polyjudge.cbc import estimator
+from polyjudge.data.panel import Panel
 
 
 def test_double_center_hand_computed():
@@ -111,7 +111,7 @@ def test_fit_cbc_omits_missing_tasks_per_cell():
 
 
 def test_rank_by_count_gives_the_ranks_of_rank_within_language_stacked():
-    from judgecal.cbc.estimator import rank_by_count, rank_within_language
+    from polyjudge.cbc.estimator import rank_by_count, rank_within_language
     rng = np.random.default_rng(3)
     stacked = rng.integers(0, 4, (5, 6, 7)).astype(float)  # many ties
     expected = np.stack([rank_within_language(matrix) for matrix in stacked])

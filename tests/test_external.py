@@ -11,10 +11,10 @@ import scipy.optimize
 import scipy.special
 from conftest import MREWARDBENCH_ARTIFACTS, MREWARDBENCH_DIR, MREWARDBENCH_EVALUATORS
 
-from judgecal.analyses import baselines, external, heldout
-from judgecal.cbc.bootstrap import mean_pairwise_tau
-from judgecal.cbc.estimator import fit_cbc
-from judgecal.data.panel import Panel
+from polyjudge.analyses import baselines, external, heldout
+from polyjudge.cbc.bootstrap import mean_pairwise_tau
+from polyjudge.cbc.estimator import fit_cbc
+from polyjudge.data.panel import Panel
 
 
 def published_matrix(name: str, panel: Panel) -> np.ndarray:
@@ -299,7 +299,7 @@ def test_stratified_anchor_sample(mrewardbench_panel):
 
 
 def test_separated_comparisons_have_no_finite_fit_and_give_nan_with_a_warning():
-    from judgecal.analyses.external import fit_judge_aware_btl
+    from polyjudge.analyses.external import fit_judge_aware_btl
     margins = np.array([[3, 1, 0], [2, 1, -1], [4, 0, 1], [1, 0, -2]], float)  # 0 always wins
     with pytest.warns(RuntimeWarning, match="no finite maximum"):
         fit = fit_judge_aware_btl(margins, np.array(["a", "b", "a", "b"]))

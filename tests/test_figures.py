@@ -11,9 +11,9 @@ import pytest
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
-from judgecal.cbc.estimator import double_center
-from judgecal.report import figures as fg
-from judgecal.report.figures.style import OKABE_ITO
+from polyjudge.cbc.estimator import double_center
+from polyjudge.report import figures as fg
+from polyjudge.report.figures.style import OKABE_ITO
 
 LANGUAGES = ("English", "Arabic", "Spanish", "Swahili")
 BACKBONES = ("gpt-4o", "gpt-5.4", "qwen3.5-9b")

@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import judgecal
-from judgecal import cli
-from judgecal.analyses.synthetic import simulate_panel
-from judgecal.data import io
-from judgecal.data.errors import InputError
+import polyjudge
+from polyjudge import cli
+from polyjudge.analyses.synthetic import simulate_panel
+from polyjudge.data import io
+from polyjudge.data.errors import InputError
 
 KEYS = ["task", "language", "backbone", "framework"]
 REPO = Path(__file__).resolve().parents[1]
@@ -49,10 +49,10 @@ def filtered(runs: pd.DataFrame) -> pd.DataFrame:
 def test_filtered_categoricals_calibrate_as_the_same_rows_as_text():
     kept = filtered(categorical_runs())
     as_text = kept.astype({USER[key]: str for key in KEYS})
-    got, want = judgecal.calibrate(kept, **USER), judgecal.calibrate(as_text, **USER)
+    got, want = polyjudge.calibrate(kept, **USER), polyjudge.calibrate(as_text, **USER)
     assert got.panel.languages == ("L1", "L2", "L3") and got.panel.backbones == ("B1", "B2")
     pd.testing.assert_frame_equal(got.beta, want.beta)
-    fitted = judgecal.Calibrator(**USER).fit(kept)
+    fitted = polyjudge.Calibrator(**USER).fit(kept)
     assert fitted.languages_ == ["L1", "L2", "L3"] and fitted.backbones_ == ["B1", "B2"]
     np.testing.assert_array_equal(fitted.beta_["beta"], want.beta["beta"])
     out = fitted.transform(kept)
@@ -64,10 +64,10 @@ def test_filtered_categoricals_through_read_runs_and_the_cli(tmp_path):
     path = tmp_path / "filtered.parquet"
     kept.to_parquet(path)  # the unused categories are written into the Parquet dictionary
     assert "L4" in pd.read_parquet(path)["lang"].cat.categories
-    runs = judgecal.read_runs(path, columns=USER)
+    runs = polyjudge.read_runs(path, columns=USER)
     assert sorted(runs["language"].cat.categories) == ["L1", "L2", "L3"]
     assert sorted(runs["backbone"].cat.categories) == ["B1", "B2"]
-    assert judgecal.calibrate(runs).panel.shape == (8, 3, 2)
+    assert polyjudge.calibrate(runs).panel.shape == (8, 3, 2)
     flags = [f"--{key}={user}" for key, user in USER.items()]
     assert cli.main(["fit", str(path), "-o", str(tmp_path / "c.json"), *flags]) == 0
     saved = json.loads((tmp_path / "c.json").read_text())
@@ -77,7 +77,7 @@ def test_filtered_categoricals_through_read_runs_and_the_cli(tmp_path):
 def test_a_label_whose_scores_are_all_missing_is_still_named():
     runs = categorical_runs()
     runs.loc[runs["lang"] == "L4", "rating"] = np.nan
-    message = error_of(judgecal.calibrate, runs, **USER, missing="omit")
+    message = error_of(polyjudge.calibrate, runs, **USER, missing="omit")
     assert "language(s) ['L4'] have runs but every score is missing" in message
 
 
@@ -87,16 +87,16 @@ def test_a_label_whose_scores_are_all_missing_is_still_named():
 def test_one_language_or_one_backbone_says_what_cbc_needs(axis):
     runs = categorical_runs()
     runs = runs[runs[axis] == runs[axis].iloc[0]]
-    for fit in (lambda r: judgecal.calibrate(r, **USER),
-                lambda r: judgecal.Calibrator(**USER).fit(r),
-                lambda r: judgecal.heldout(r, **USER, replicates=10),
-                lambda r: judgecal.reversal(r, **USER, permutations=9)):
+    for fit in (lambda r: polyjudge.calibrate(r, **USER),
+                lambda r: polyjudge.Calibrator(**USER).fit(r),
+                lambda r: polyjudge.heldout(r, **USER, replicates=10),
+                lambda r: polyjudge.reversal(r, **USER, permutations=9)):
         message = error_of(fit, runs)
         one = "1 language (L1)" if axis == "lang" else "1 backbone (B1)"
         assert one in message and "needs at least 2 languages and at least 2 backbones" in message
         assert "What still runs on this panel" in message
     # the fix offered works: the task-level panel and its raw means
-    checked, panel = judgecal.prepare_runs(runs, **USER)
+    checked, panel = polyjudge.prepare_runs(runs, **USER)
     assert np.isfinite(panel.cell_means()).all()
 
 
@@ -104,18 +104,18 @@ def test_one_language_or_one_backbone_says_what_cbc_needs(axis):
 
 def test_a_reversed_score_range_stops_before_any_score_is_checked(tmp_path):
     runs = categorical_runs()
-    message = error_of(judgecal.calibrate, runs, **USER, score_range=(10, 1))
+    message = error_of(polyjudge.calibrate, runs, **USER, score_range=(10, 1))
     assert "score_range [10, 1] has low >= high" in message and "[1, 10]" in message
     assert "outside" not in message
     path = tmp_path / "runs.csv"
     runs.to_csv(path, index=False)
-    message = error_of(judgecal.read_runs, path, columns=USER, score_range=[10, 1])
+    message = error_of(polyjudge.read_runs, path, columns=USER, score_range=[10, 1])
     assert "score_range [10, 1] has low >= high" in message
-    assert len(judgecal.read_runs(path, columns=USER, score_range=[0, 100])) == len(runs)
+    assert len(polyjudge.read_runs(path, columns=USER, score_range=[0, 100])) == len(runs)
 
 
 def test_a_missing_source_names_the_path_it_looked_for(tmp_path):
-    from judgecal.data.sources import source_inputs
+    from polyjudge.data.sources import source_inputs
     message = error_of(source_inputs, "nodir", tmp_path / "data")
     assert f"looked for {tmp_path / 'data' / 'nodir'}" in message
     assert f"read under data_dir, here {tmp_path / 'data'}" in message
@@ -134,8 +134,8 @@ def workbook(path):
 @pytest.mark.parametrize("name", ["all.xlsx", "all.csv"])
 def test_an_excel_workbook_is_named_and_the_export_explained(tmp_path, name):
     path = workbook(tmp_path / name)
-    for read in (lambda: judgecal.read_runs(path), lambda: io.read_table(path),
-                 lambda: judgecal.read_runs([str(path)])):
+    for read in (lambda: polyjudge.read_runs(path), lambda: io.read_table(path),
+                 lambda: polyjudge.read_runs([str(path)])):
         message = error_of(read)
         assert f"{path}: is a spreadsheet workbook" in message and "UTF-8" not in message.split(
             "expected")[0]
@@ -147,7 +147,7 @@ def test_an_excel_workbook_is_named_and_the_export_explained(tmp_path, name):
 def test_a_folder_of_workbooks_says_they_are_not_read(tmp_path):
     (tmp_path / "runs").mkdir()
     workbook(tmp_path / "runs" / "a.xlsx")
-    message = error_of(judgecal.read_runs, tmp_path / "runs")
+    message = error_of(polyjudge.read_runs, tmp_path / "runs")
     assert "spreadsheet workbooks, which are not read: export them as CSV" in message
 
 
@@ -205,7 +205,7 @@ def config_with(path, fixed, key) -> dict:
 
 def test_every_schema_key_misspelt_is_named_with_the_key_meant():
     import yaml
-    from judgecal.data.config import check_keys
+    from polyjudge.data.config import check_keys
     schema = yaml.safe_load(open(REPO / "config/schema/config.schema.yaml"))
     cases = sorted(set(schema_keys(schema, schema)), key=str)
     assert len(cases) > 300 and any(key == "task" and path[-1] == "columns"
@@ -225,11 +225,11 @@ def test_every_schema_key_misspelt_is_named_with_the_key_meant():
 
 # --- item 4: every command written in a config, docstring or doc parses as meant ---------------
 
-COMMAND = re.compile(r"(?:^|`|&&\s*)((?:snakemake|judgecal) [^`\n]*)")
+COMMAND = re.compile(r"(?:^|`|&&\s*)((?:snakemake|polyjudge) [^`\n]*)")
 
 
 def written_commands() -> list[tuple[str, str]]:
-    """(where, command) of every snakemake / judgecal command line in the tracked configs, docs,
+    """(where, command) of every snakemake / polyjudge command line in the tracked configs, docs,
     rule files and docstrings (tests excluded): at a line start (after ``#`` / ``$``), in
     backticks or after ``&&``; continued lines (``\\``) joined, trailing comments cut."""
     files = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True,
@@ -243,7 +243,7 @@ def written_commands() -> list[tuple[str, str]]:
             for match in COMMAND.finditer(line.strip().lstrip("#$ ")):
                 command = re.split(r"\s{2,}#|\s#\s", match.group(1))[0].strip().rstrip(".;,:)")
                 words = command.split()
-                if words[0] == "judgecal":  # a whole command, not a mention of one
+                if words[0] == "polyjudge":  # a whole command, not a mention of one
                     complete = "-o" in words or "--help" in words
                 else:
                     complete = len(words) > 1 and (words[1].startswith("-") or "/" in words[1]
@@ -262,18 +262,18 @@ def test_every_written_command_parses_with_its_targets_and_files():
     from snakemake.cli import get_argument_parser
     commands = written_commands()
     assert any("judge_ls_paper.yaml" in c for _, c in commands)
-    assert any(c.startswith("judgecal fit") for _, c in commands)
-    snakemake_parser, judgecal_parser = get_argument_parser(), cli.build_parser()
+    assert any(c.startswith("polyjudge fit") for _, c in commands)
+    snakemake_parser, polyjudge_parser = get_argument_parser(), cli.build_parser()
     wrong = []
     for where, command in commands:
         words = re.sub(r"\[[^]]*\]", "", command.replace("--cores N", "--cores 2"))  # [optional]
         words = shlex.split(words)
-        if words[0] == "judgecal":
+        if words[0] == "polyjudge":
             try:
-                judgecal_parser.parse_args(words[1:])
+                polyjudge_parser.parse_args(words[1:])
             except SystemExit as stop:
                 if stop.code != 0:  # --help exits 0
-                    wrong.append((where, command, "judgecal's parser refuses it"))
+                    wrong.append((where, command, "polyjudge's parser refuses it"))
             continue
         args = snakemake_parser.parse_args(words[1:])
         for path in args.configfile or ():
@@ -282,7 +282,7 @@ def test_every_written_command_parses_with_its_targets_and_files():
             elif "/" in str(path) and not (REPO / path).is_file():
                 wrong.append((where, command, f"no config file {path}"))
         for target in args.targets:
-            if target not in RULES and not re.match(r"(judgecal/)?results/", target):
+            if target not in RULES and not re.match(r"(polyjudge/)?results/", target):
                 wrong.append((where, command, f"target '{target}' is no rule or output"))
     assert not wrong, wrong
 
@@ -297,20 +297,20 @@ def one_judge_language(runs: pd.DataFrame) -> pd.DataFrame:
 def test_a_language_judged_by_one_judge_names_its_cells_and_a_fix_that_works():
     runs = one_judge_language(categorical_runs(n_languages=3))
     for missing in ("error", "omit"):
-        message = error_of(judgecal.calibrate, runs, **USER, missing=missing)
+        message = error_of(polyjudge.calibrate, runs, **USER, missing=missing)
         assert "(L3, B2), (L3, B3)" in message and "missing: omit" not in message
         assert "remove the runs of language(s) ['L3']" in message
         assert "backbone(s)" not in message  # removing B2 and B3 would leave one backbone
     fixed = runs[runs["lang"] != "L3"]  # the fix offered
-    assert judgecal.calibrate(fixed, **USER).panel.languages == ("L1", "L2")
+    assert polyjudge.calibrate(fixed, **USER).panel.languages == ("L1", "L2")
 
 
 def test_a_method_that_cannot_run_is_a_row_with_its_reason_and_a_log_line(caplog):
     runs = one_judge_language(categorical_runs(n_languages=3))
-    with caplog.at_level("WARNING", logger="judgecal.analyses.heldout"):
-        result = judgecal.heldout(runs, **USER, missing="omit", replicates=20)
+    with caplog.at_level("WARNING", logger="polyjudge.analyses.heldout"):
+        result = polyjudge.heldout(runs, **USER, missing="omit", replicates=20)
     tau = result.tau.set_index("method")
-    assert list(tau.index) == list(judgecal.analyses.baselines.METHODS)
+    assert list(tau.index) == list(polyjudge.analyses.baselines.METHODS)
     empty = tau[tau["n_replicates"] == 0]
     assert {"CBC", "Oracle", "ComBat"} <= set(empty.index)
     assert (empty["reason"] != "").all() and (tau.loc[tau["n_replicates"] > 0, "reason"] == "").all()
@@ -332,7 +332,7 @@ def ten_point_runs() -> pd.DataFrame:
 
 def test_dawid_skene_on_a_ten_point_scale_says_why_and_the_threshold_makes_it_run(tmp_path):
     runs = ten_point_runs()
-    default = judgecal.heldout(runs, **USER, methods=["Raw", "CBC", "Dawid-Skene"], replicates=20)
+    default = polyjudge.heldout(runs, **USER, methods=["Raw", "CBC", "Dawid-Skene"], replicates=20)
     row = default.tau.set_index("method").loc["Dawid-Skene"]
     assert row["n_replicates"] == 0 and np.isnan(row["mean"])
     assert "every run is a fail" in row["reason"] and "verdict_threshold" in row["reason"]
@@ -342,7 +342,7 @@ def test_dawid_skene_on_a_ten_point_scale_says_why_and_the_threshold_makes_it_ru
     texts = [t.get_text() for t in figure.axes[0].texts]
     assert any(t.startswith("not run: every run is a fail") for t in texts)
     # the fix offered: a threshold on the panel's scale
-    fixed = judgecal.heldout(runs, **USER, methods=["Raw", "CBC", "Dawid-Skene"], replicates=20,
+    fixed = polyjudge.heldout(runs, **USER, methods=["Raw", "CBC", "Dawid-Skene"], replicates=20,
                              verdict_threshold=7)
     row = fixed.tau.set_index("method").loc["Dawid-Skene"]
     assert row["n_replicates"] > 0 and np.isfinite(row["mean"]) and row["reason"] == ""
@@ -370,7 +370,7 @@ def test_exactly_additive_scores_calibrate_to_zero_beta():
     """The fuzz test's first find: beta = 0 divided the radius by zero."""
     runs = seed_table().assign(score=lambda t: t["score"] - 9.0 * ((t["language"] == "de")
                                                                   & (t["backbone"] == "b")))
-    result = judgecal.calibrate(runs)
+    result = polyjudge.calibrate(runs)
     assert np.allclose(result.beta["beta"], 0, atol=1e-12)
     assert result.summary["tasks_for_radius_below_half_max_beta"] is None
 
@@ -382,7 +382,7 @@ def test_a_json_lines_file_starting_with_a_non_record_names_the_line(tmp_path, f
     path = tmp_path / "runs.jsonl"
     records = "\n".join(json.dumps(r) for r in seed_table().to_dict("records"))
     path.write_text(f"{first}\n{records}\n")
-    message = error_of(judgecal.read_runs, path)
+    message = error_of(polyjudge.read_runs, path)
     assert f"{path}: line 1 is a JSON " in message and "not an object" in message
 
 
@@ -450,7 +450,7 @@ def mutated_jsonl(draw) -> bytes:
 def read_and_calibrate(path, **options) -> str:
     """read_runs + calibrate: 'read' or 'stopped' (an InputError); anything else escapes."""
     try:
-        judgecal.calibrate(judgecal.read_runs(path, **options))
+        polyjudge.calibrate(polyjudge.read_runs(path, **options))
     except InputError:
         return "stopped"
     return "read"

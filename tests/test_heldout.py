@@ -8,16 +8,16 @@ import pytest
 import scipy.stats
 from conftest import DEVAI_DIR
 
-from judgecal.analyses.baselines import METHODS
-from judgecal.analyses.heldout import (
+from polyjudge.analyses.baselines import METHODS
+from polyjudge.analyses.heldout import (
     decision_agreement,
     full_fit_tau,
     heldout_replicates,
     paired_comparison,
     summarise_tau,
 )
-from judgecal.cbc.bootstrap import task_bootstrap, weighted_cell_means
-from judgecal.cbc.estimator import double_center
+from polyjudge.cbc.bootstrap import task_bootstrap, weighted_cell_means
+from polyjudge.cbc.estimator import double_center
 
 # docs/methods.md section 2: mean [2.5%, 97.5%] (tol: mean 0.01, interval ends 0.02)
 PUBLISHED = {
@@ -109,7 +109,7 @@ def test_replicate_taus_equal_a_scipy_loop(replicates, devai_panel):
 
 
 def test_methods_without_data_are_skipped_with_a_reason(devai_panel, caplog):
-    with caplog.at_level(logging.WARNING, logger="judgecal.analyses.heldout"):
+    with caplog.at_level(logging.WARNING, logger="polyjudge.analyses.heldout"):
         out = heldout_replicates(devai_panel, ["Raw", "Dawid-Skene"], n_replicates=20)
     assert set(out["method"]) == {"Raw"} and len(out) == 20
     assert "skipping method Dawid-Skene: no run table" in caplog.text

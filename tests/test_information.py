@@ -10,7 +10,7 @@ from scipy.special import digamma
 from sklearn.feature_selection._mutual_info import _compute_mi_cd
 from threadpoolctl import threadpool_limits
 
-from judgecal.analyses import information as info
+from polyjudge.analyses import information as info
 
 # --- the estimator: known answers and the peer -------------------------------------------------
 

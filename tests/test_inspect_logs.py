@@ -1,4 +1,4 @@
-"""Inspect AI eval logs as a panel source (judgecal.read_inspect_logs and the workflow).
+"""Inspect AI eval logs as a panel source (polyjudge.read_inspect_logs and the workflow).
 
 The logs are written by real, offline Inspect evaluations (tests/inspect_logs.py: Inspect's mock
 model provider answers with planted scores; every internet socket is refused while they run), so
@@ -21,11 +21,11 @@ import pandas as pd
 import pytest
 import yaml
 
-import judgecal
-from judgecal.analyses.judge_ls.verdicts import VERDICT_COLUMNS
-from judgecal.data import inspect_logs as reader
-from judgecal.data.errors import InputError
-from judgecal.data.io import read_table
+import polyjudge
+from polyjudge.analyses.judge_ls.verdicts import VERDICT_COLUMNS
+from polyjudge.data import inspect_logs as reader
+from polyjudge.data.errors import InputError
+from polyjudge.data.io import read_table
 
 REPO = Path(__file__).resolve().parents[1]
 RUNS = ["task", "language", "backbone", "framework", "score"]
@@ -119,7 +119,7 @@ def one_csv(planted: pd.DataFrame, tmp_path: Path, score: str = "score") -> pd.D
 
 
 def assert_same_calibration(a: pd.DataFrame, b: pd.DataFrame) -> None:
-    first, second = judgecal.calibrate(a), judgecal.calibrate(b)
+    first, second = polyjudge.calibrate(a), polyjudge.calibrate(b)
     for axis in ("tasks", "languages", "backbones"):
         assert getattr(first.panel, axis) == getattr(second.panel, axis)
     assert np.array_equal(first.panel.values, second.panel.values)
@@ -131,14 +131,14 @@ def assert_same_calibration(a: pd.DataFrame, b: pd.DataFrame) -> None:
 
 def test_the_panel_equals_the_same_data_as_one_csv(logs, tmp_path):
     folder, planted = logs
-    runs = judgecal.read_inspect_logs(folder, scorer="judge_score")
+    runs = polyjudge.read_inspect_logs(folder, scorer="judge_score")
     assert list(runs.columns) == RUNS and len(runs) == len(planted) == 48
     keys = ["task", "language", "backbone", "framework"]
     want = canonical(planted[RUNS].astype({"score": float}), keys)
     pd.testing.assert_frame_equal(canonical(runs, keys), want, check_dtype=False)
     assert_same_calibration(runs, one_csv(planted, tmp_path))
     # the language from the task argument (-T language=..) instead of the sample metadata
-    by_argument = judgecal.read_inspect_logs(folder, scorer="judge_score",
+    by_argument = polyjudge.read_inspect_logs(folder, scorer="judge_score",
                                              language="task_arg.language")
     assert by_argument.equals(runs)
 
@@ -147,16 +147,16 @@ def test_a_list_of_logs_and_read_runs_give_the_same_panel(logs, tmp_path):
     folder, planted = logs
     files = sorted(str(p) for p in folder.iterdir() if p.suffix in (".eval", ".json"))
     assert len(files) == 6
-    runs = judgecal.read_inspect_logs(files, scorer="judge_score")
-    assert runs.equals(judgecal.read_inspect_logs(folder, scorer="judge_score"))
-    validated = judgecal.read_runs({"inspect": str(folder), "scorer": "judge_score"})
+    runs = polyjudge.read_inspect_logs(files, scorer="judge_score")
+    assert runs.equals(polyjudge.read_inspect_logs(folder, scorer="judge_score"))
+    validated = polyjudge.read_runs({"inspect": str(folder), "scorer": "judge_score"})
     assert_same_calibration(validated, one_csv(planted, tmp_path))
 
 
 @pytest.mark.filterwarnings("ignore:.*encountered in divide:RuntimeWarning")  # CBC-Weighted
 def test_letter_grades_become_numbers_as_inspect_converts_them(logs, tmp_path):
     folder, planted = logs
-    runs = judgecal.read_inspect_logs(folder, scorer="judge_grade")
+    runs = polyjudge.read_inspect_logs(folder, scorer="judge_grade")
     keys = ["task", "language", "backbone", "framework"]
     numbers = planted.assign(grade=planted["grade"].map({"C": 1.0, "P": 0.5, "I": 0.0}))
     assert set(planted["grade"]) == {"C", "P", "I"}
@@ -169,10 +169,10 @@ def test_the_evaluated_model_as_backbone(logs):
     folder, planted = logs
     if "role" in folder.name:  # one candidate, graded by two graders: two runs per candidate
         with pytest.raises(InputError, match="48 samples give the same run"):
-            judgecal.read_inspect_logs(folder, scorer="judge_score", backbone="model")
+            polyjudge.read_inspect_logs(folder, scorer="judge_score", backbone="model")
         return
-    runs = judgecal.read_inspect_logs(folder, scorer="judge_score", backbone="model")
-    assert runs.equals(judgecal.read_inspect_logs(folder, scorer="judge_score"))
+    runs = polyjudge.read_inspect_logs(folder, scorer="judge_score", backbone="model")
+    assert runs.equals(polyjudge.read_inspect_logs(folder, scorer="judge_score"))
 
 
 @pytest.fixture(scope="module")
@@ -185,7 +185,7 @@ def pairwise(tmp_path_factory):
 
 def test_pairwise_verdicts_make_a_judge_ls_verdict_table(pairwise):
     folder, planted = pairwise
-    verdicts = judgecal.read_inspect_logs(folder, verdict_scorer="judge_pairwise",
+    verdicts = polyjudge.read_inspect_logs(folder, verdict_scorer="judge_pairwise",
                                           item="metadata.item")
     assert list(verdicts.columns) == VERDICT_COLUMNS
     want = pd.DataFrame({"item": planted["task"], "subset": "judge_panel",
@@ -195,12 +195,12 @@ def test_pairwise_verdicts_make_a_judge_ls_verdict_table(pairwise):
     keys = ["item", "judge", "condition", "order"]
     pd.testing.assert_frame_equal(canonical(verdicts, keys), canonical(want, keys),
                                   check_dtype=False)
-    result = judgecal.judge_ls(verdicts, reference="en")
+    result = polyjudge.judge_ls(verdicts, reference="en")
     assert result.n_judgments == len(planted) and result.n_invalid == 0
     assert set(result.flips["target"]) == {"de", "ja"}
     assert len(result.position) > 0
     # every mapping can be overridden: the condition as a constant, the order from its field
-    constant = judgecal.read_inspect_logs(folder, verdict_scorer="judge_pairwise",
+    constant = polyjudge.read_inspect_logs(folder, verdict_scorer="judge_pairwise",
                                           item="metadata.item", condition="=all languages",
                                           judge="model", order="metadata.order")
     assert set(constant["condition"]) == {"all languages"}
@@ -209,8 +209,8 @@ def test_pairwise_verdicts_make_a_judge_ls_verdict_table(pairwise):
 def test_a_verdict_table_takes_one_epoch(logs):
     folder, _ = logs
     with pytest.raises(InputError, match=r"2 epochs \['1', '2'\].*\n.*`epoch: 1`"):
-        judgecal.read_inspect_logs(folder, verdict_scorer="judge_pairwise")
-    first = judgecal.read_inspect_logs(folder, verdict_scorer="judge_pairwise", epoch=1)
+        polyjudge.read_inspect_logs(folder, verdict_scorer="judge_pairwise")
+    first = polyjudge.read_inspect_logs(folder, verdict_scorer="judge_pairwise", epoch=1)
     assert len(first) == 24 and set(first["order"]) == {"original"}
 
 
@@ -220,18 +220,18 @@ def test_a_renamed_json_log_is_read(json_logs, tmp_path):
     folder, planted = json_logs
     renamed = tmp_path / "renamed.json"  # Inspect's samples_df reads it as 0 rows
     shutil.copyfile(log_of(folder, "de"), renamed)
-    runs = judgecal.read_inspect_logs(renamed, scorer="judge_score")
+    runs = polyjudge.read_inspect_logs(renamed, scorer="judge_score")
     assert len(runs) == 8 and set(runs["language"]) == {"de"}
 
 
 def test_score_types_may_differ_between_logs(edited):
-    before = judgecal.read_inspect_logs(edited, scorer="judge_score")
+    before = polyjudge.read_inspect_logs(edited, scorer="judge_score")
 
     def as_text(log):  # another lab's scorer wrote its numbers as text
         for sample in log["samples"]:
             sample["scores"]["judge_score"]["value"] = str(sample["scores"]["judge_score"]["value"])
     edit(log_of(edited, "de"), as_text)
-    assert judgecal.read_inspect_logs(edited, scorer="judge_score").equals(before)
+    assert polyjudge.read_inspect_logs(edited, scorer="judge_score").equals(before)
 
 
 def test_long_metadata_is_read_whole(edited):
@@ -241,7 +241,7 @@ def test_long_metadata_is_read_whole(edited):
         for sample in log["samples"]:
             sample["metadata"]["rubric"] = long
     edit(log_of(edited, "ja"), annotate)
-    runs = judgecal.read_inspect_logs(log_of(edited, "ja"), scorer="judge_score",
+    runs = polyjudge.read_inspect_logs(log_of(edited, "ja"), scorer="judge_score",
                                       language="metadata.rubric")
     assert set(runs["language"]) == {long}
 
@@ -258,7 +258,7 @@ def test_metadata_with_runs_of_spaces_is_read_as_written(edited):
         for sample in log["samples"]:
             sample["metadata"]["language"] = label
     edit(log_of(edited, "ja"), relabel)
-    runs = judgecal.read_inspect_logs(log_of(edited, "ja"), scorer="judge_score")
+    runs = polyjudge.read_inspect_logs(log_of(edited, "ja"), scorer="judge_score")
     assert set(runs["language"]) == {label}
 
 
@@ -272,37 +272,37 @@ def test_errored_samples_are_reported_or_omitted(edited):
         sample["scores"] = {}
     edit(log_of(edited, "de"), fail)
     with pytest.raises(InputError, match=r"1 sample\(s\) errored.*\n.*eval-retry") as error:
-        judgecal.read_inspect_logs(edited, scorer="judge_score")
+        polyjudge.read_inspect_logs(edited, scorer="judge_score")
     assert "the grader timed out" in str(error.value)
     assert f"{failed[0]}     {failed[1]}" in str(error.value)  # sample id and epoch
-    runs = judgecal.read_inspect_logs(edited, scorer="judge_score", missing="omit")
+    runs = polyjudge.read_inspect_logs(edited, scorer="judge_score", missing="omit")
     assert runs["score"].isna().sum() == 1
-    assert judgecal.calibrate(runs, missing="omit").estimator == "plain"  # epoch 2 fills it
+    assert polyjudge.calibrate(runs, missing="omit").estimator == "plain"  # epoch 2 fills it
 
 
 def test_a_log_of_an_unfinished_evaluation_is_refused(edited):
     edit(log_of(edited, "en"), lambda log: log.update(status="cancelled"))
     with pytest.raises(InputError, match="did not finish \\(status cancelled"):
-        judgecal.read_inspect_logs(edited, scorer="judge_score")
-    assert len(judgecal.read_inspect_logs(edited, scorer="judge_score", missing="omit")) == 48
+        polyjudge.read_inspect_logs(edited, scorer="judge_score")
+    assert len(polyjudge.read_inspect_logs(edited, scorer="judge_score", missing="omit")) == 48
 
 
 # --- bad inputs ---------------------------------------------------------------------------------
 
 def test_a_missing_inspect_ai_says_how_to_install_it(tmp_path):
     code = ("import sys; sys.modules['inspect_ai'] = None\n"
-            "import judgecal\n"
+            "import polyjudge\n"
             "try:\n"
-            f"    judgecal.read_inspect_logs({str(tmp_path)!r})\n"
-            "except judgecal.data.InputError as error:\n"
+            f"    polyjudge.read_inspect_logs({str(tmp_path)!r})\n"
+            "except polyjudge.data.InputError as error:\n"
             "    print(error)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert 'pip install "judgecal[inspect]"' in out.stdout, out.stderr
+    assert 'pip install -e ".[inspect]"' in out.stdout, out.stderr
     assert "inspect-ai, which is not installed" in out.stdout
 
 
-def test_import_judgecal_does_not_import_inspect():
-    code = "import sys, judgecal; print('inspect_ai' in sys.modules)"
+def test_import_polyjudge_does_not_import_inspect():
+    code = "import sys, polyjudge; print('inspect_ai' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -311,9 +311,9 @@ def test_a_folder_without_logs(tmp_path):
     pytest.importorskip("inspect_ai")  # without it, the message says to install it first
     (tmp_path / "notes.txt").write_text("not a log")
     with pytest.raises(InputError, match="is a folder with no Inspect logs"):
-        judgecal.read_inspect_logs(tmp_path)
+        polyjudge.read_inspect_logs(tmp_path)
     with pytest.raises(InputError, match="not found"):
-        judgecal.read_inspect_logs(tmp_path / "missing")
+        polyjudge.read_inspect_logs(tmp_path / "missing")
 
 
 @pytest.mark.parametrize("name, content", [("bogus.eval", b"not a zip file"),
@@ -324,15 +324,15 @@ def test_a_file_that_is_not_a_log_is_named(edited, name, content):
     bad.write_bytes(content)
     source = edited if name != "notes.txt" else [log_of(edited, "en"), bad]
     with pytest.raises(InputError, match=f"{name}: is not an Inspect log that inspect-ai"):
-        judgecal.read_inspect_logs(source, scorer="judge_score")
+        polyjudge.read_inspect_logs(source, scorer="judge_score")
 
 
 def test_an_unknown_scorer_lists_the_scorers_found(json_logs):
     with pytest.raises(InputError, match=r"no scorer 'judge_scores'; the logs' scorers are "
                        r"\['judge_grade', 'judge_pairwise', 'judge_score'\]"):
-        judgecal.read_inspect_logs(json_logs[0], scorer="judge_scores")
+        polyjudge.read_inspect_logs(json_logs[0], scorer="judge_scores")
     with pytest.raises(InputError, match=r"the logs have 3 scorers .*\n.*`scorer: <name>`"):
-        judgecal.read_inspect_logs(json_logs[0])
+        polyjudge.read_inspect_logs(json_logs[0])
 
 
 def test_a_metadata_key_missing_in_some_samples_names_them(edited):
@@ -344,11 +344,11 @@ def test_a_metadata_key_missing_in_some_samples_names_them(edited):
     edit(path, forget)
     with pytest.raises(InputError, match=r"sample metadata key 'language', which 2 of 48 "
                        r"sample\(s\) lack") as error:
-        judgecal.read_inspect_logs(edited, scorer="judge_score")
+        polyjudge.read_inspect_logs(edited, scorer="judge_score")
     message = str(error.value)
     assert "task_arg.language" in message
     assert all(f"{name}     {epoch}" in message for name, epoch in lacking)
-    runs = judgecal.read_inspect_logs(edited, scorer="judge_score", language="task_arg.language")
+    runs = polyjudge.read_inspect_logs(edited, scorer="judge_score", language="task_arg.language")
     assert len(runs) == 48
 
 
@@ -363,13 +363,13 @@ def test_an_unknown_score_value_is_refused(edited, value):
     edit(path, grade)
     with pytest.raises(InputError, match="1 'judge_grade' value\\(s\\) that Inspect cannot turn "
                        "into a number") as error:
-        judgecal.read_inspect_logs(edited, scorer="judge_grade")
+        polyjudge.read_inspect_logs(edited, scorer="judge_grade")
     assert repr(value) in str(error.value) and f"{name}     {epoch}" in str(error.value)
 
 
 def test_an_unknown_field_is_refused(json_logs):
     with pytest.raises(InputError, match="`language: langauge` is not a field"):
-        judgecal.read_inspect_logs(json_logs[0], scorer="judge_score", language="langauge")
+        polyjudge.read_inspect_logs(json_logs[0], scorer="judge_score", language="langauge")
 
 
 def test_two_copies_of_a_log_are_refused(edited):
@@ -378,7 +378,7 @@ def test_two_copies_of_a_log_are_refused(edited):
     copy.parent.mkdir()
     shutil.copyfile(original, copy)
     with pytest.raises(InputError, match="both are logs of the same evaluation") as error:
-        judgecal.read_inspect_logs(edited, scorer="judge_score")
+        polyjudge.read_inspect_logs(edited, scorer="judge_score")
     assert original.name in str(error.value) and "copy" in str(error.value)
 
 
@@ -388,7 +388,7 @@ def test_duplicate_runs_across_two_logs_name_both(edited):
     shutil.copyfile(original, rerun)
     edit(rerun, lambda log: log["eval"].update(eval_id="another-evaluation"))
     with pytest.raises(InputError, match="16 samples give the same run") as error:
-        judgecal.read_inspect_logs(edited, scorer="judge_score")
+        polyjudge.read_inspect_logs(edited, scorer="judge_score")
     assert str(original) in str(error.value) and str(rerun) in str(error.value)
 
 
@@ -464,7 +464,7 @@ def test_an_errored_pairwise_sample_is_an_unparseable_verdict_with_omit(edited):
     edit(path, fail)
     options = dict(verdict_scorer="judge_pairwise", epoch=1, order="=original")
     with pytest.raises(InputError, match="RateLimitError"):
-        judgecal.read_inspect_logs(edited, **options)
-    verdicts = judgecal.read_inspect_logs(edited, missing="omit", **options)
+        polyjudge.read_inspect_logs(edited, **options)
+    verdicts = polyjudge.read_inspect_logs(edited, missing="omit", **options)
     assert (verdicts["verdict"] == "").sum() == 1
-    assert judgecal.judge_ls(verdicts, reference="en").n_invalid == 1
+    assert polyjudge.judge_ls(verdicts, reference="en").n_invalid == 1

@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 from conftest import DEVAI_BACKBONES, DEVAI_DIR, DEVAI_LANGUAGES
 
-from judgecal.data import io
-from judgecal.data.panel import Panel
+from polyjudge.data import io
+from polyjudge.data.panel import Panel
 
 
 def small_runs(n_tasks=3, languages=("en", "zh"), backbones=("a", "b"), frameworks=("f1", "f2")):

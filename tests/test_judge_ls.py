@@ -9,8 +9,8 @@ from conftest import DATA
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from judgecal.analyses import judge_ls as jl
-from judgecal.data.io import InputError
+from polyjudge.analyses import judge_ls as jl
+from polyjudge.data.io import InputError
 
 LLMBAR_DIR = DATA / "llmbar"
 LLMBAR_CSV = LLMBAR_DIR / "llmbar_judge_verdicts_long.parquet"

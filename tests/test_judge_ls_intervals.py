@@ -7,7 +7,7 @@ import scipy.stats
 import statsmodels.api as sm
 from statsmodels.stats.contingency_tables import mcnemar
 
-from judgecal.analyses import judge_ls as jl
+from polyjudge.analyses import judge_ls as jl
 
 Z = scipy.stats.norm.isf(0.025)
 

@@ -1,15 +1,15 @@
 """What running against a real llama.cpp server revealed, checked without a server: messages that
-name why a collected panel is short (judgecal.judges.diagnosis), the parse rule for cut-off
+name why a collected panel is short (polyjudge.judges.diagnosis), the parse rule for cut-off
 replies, the server quirks a shard reports, item texts that look like numbers."""
 import pandas as pd
 
-import judgecal
+import polyjudge
 
-from judgecal.judges import AnswerFormat, Endpoint
-from judgecal.judges import protocols
-from judgecal.judges.diagnosis import judge_ls_shortfall, missing_scores_note
-from judgecal.judges.parse import parse_answer
-from judgecal.judges.stages import server_quirks
+from polyjudge.judges import AnswerFormat, Endpoint
+from polyjudge.judges import protocols
+from polyjudge.judges.diagnosis import judge_ls_shortfall, missing_scores_note
+from polyjudge.judges.parse import parse_answer
+from polyjudge.judges.stages import server_quirks
 
 ENDPOINTS = {"tr": {"max_tokens": 256}, "judge": {"max_tokens": 32, "structured_output": False}}
 
@@ -110,7 +110,7 @@ def test_judge_ls_runs_when_every_translation_is_unusable():
     reference = pd.DataFrame({"item": ["0", "1"], "subset": "s", "field": "input",
                               "text": ["Divide 45 by 9", "Add 3.7 and 6.2"]})
     cut = reference.assign(text="")
-    result = judgecal.judge_ls(table, reference="en", reference_texts=reference,
+    result = polyjudge.judge_ls(table, reference="en", reference_texts=reference,
                                variant_texts={"zh": (cut, "full")})
     assert set(result.sensitivity["items"]) == {"all"}
     assert (result.flips["n_pairs"] == 0).all() and result.audit["flagged"].all()

@@ -1,4 +1,4 @@
-"""The pure parts of judgecal.judges (hashing, parsing, plans, retry schedule, tables) and the
+"""The pure parts of polyjudge.judges (hashing, parsing, plans, retry schedule, tables) and the
 runner against the local server (tests/judge_server.py): retries, truncation, cache, cost cap."""
 import json
 import os
@@ -13,10 +13,10 @@ import pytest
 
 from judge_items import pairwise_items, pointwise_items
 from judge_server import JudgeServer, default_pairwise_judges
-from judgecal.judges import (AnswerFormat, Budget, CallCache, Endpoint, RetryPolicy, Stopped,
+from polyjudge.judges import (AnswerFormat, Budget, CallCache, Endpoint, RetryPolicy, Stopped,
                              backoff_delay, call_key, load_prompt, parse_answer, plan_table,
                              plan_totals, protocols, readable_cost, run_calls)
-from judgecal.judges.runner import progress_line
+from polyjudge.judges.runner import progress_line
 
 REPO = Path(__file__).resolve().parents[1]
 PROMPTS = REPO / "config" / "prompts"
@@ -194,7 +194,7 @@ def test_cache_reads_peers_and_skips_a_torn_line(tmp_path):
     cache.close()
     again = CallCache(own, [peer])
     assert set(again.records) == {"k1", "k3"}
-    from judgecal.judges.cache import spent
+    from polyjudge.judges.cache import spent
     (tmp_path / "cache" / "p" / "stage" / "e").mkdir(parents=True)
     (tmp_path / "c" / "shard0.jsonl").rename(tmp_path / "cache/p/stage/e/shard0.jsonl")
     assert spent(tmp_path / "cache", "p") == 0.25
@@ -247,18 +247,18 @@ def test_runner_stops_at_max_cost_and_resumes_without_repeats(tmp_path):
 
 
 def test_runner_fails_fast_on_a_wrong_key(tmp_path, monkeypatch):
-    from judgecal.judges.runner import EndpointError
-    monkeypatch.setenv("JUDGECAL_TEST_KEY", "sk-wrong")
+    from polyjudge.judges.runner import EndpointError
+    monkeypatch.setenv("POLYJUDGE_TEST_KEY", "sk-wrong")
     with JudgeServer(pairwise=default_pairwise_judges(), api_key="sk-right") as server:
-        endpoint = Endpoint("judge_a", server.base_url, "judge_a", api_key_env="JUDGECAL_TEST_KEY")
+        endpoint = Endpoint("judge_a", server.base_url, "judge_a", api_key_env="POLYJUDGE_TEST_KEY")
         calls = protocols.pairwise_calls(protocols_items(pairwise_items(2)), {}, "en", [],
                                          endpoint, prompt("pairwise_llmbar"))
-        with pytest.raises(EndpointError, match="JUDGECAL_TEST_KEY") as error:
+        with pytest.raises(EndpointError, match="POLYJUDGE_TEST_KEY") as error:
             run_calls(calls, endpoint, CallCache(tmp_path / "c.jsonl"),
                       prompt("pairwise_llmbar").answer)
         assert "sk-wrong" not in str(error.value)
-    monkeypatch.delenv("JUDGECAL_TEST_KEY")
-    with pytest.raises(ValueError, match="JUDGECAL_TEST_KEY is not set"):
+    monkeypatch.delenv("POLYJUDGE_TEST_KEY")
+    with pytest.raises(ValueError, match="POLYJUDGE_TEST_KEY is not set"):
         endpoint.api_key()
 
 
@@ -267,8 +267,8 @@ def test_runner_stops_when_nothing_answers_at_the_endpoint(tmp_path):
     instead of retrying every call; nothing is cached."""
     import socket
     import time
-    from judgecal.judges import RetryPolicy
-    from judgecal.judges.runner import EndpointError
+    from polyjudge.judges import RetryPolicy
+    from polyjudge.judges.runner import EndpointError
     with socket.socket() as probe:  # a free local port that nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -287,7 +287,7 @@ def test_runner_stops_when_nothing_answers_at_the_endpoint(tmp_path):
 KILLABLE = """
 import sys
 from judge_items import pairwise_items
-from judgecal.judges import CallCache, Endpoint, RetryPolicy, Stopped, load_prompt, protocols, run_calls
+from polyjudge.judges import CallCache, Endpoint, RetryPolicy, Stopped, load_prompt, protocols, run_calls
 base_url, cache, items = sys.argv[1:4]
 pairwise_items(40).to_csv(items, index=False)
 prompt = load_prompt(sys.argv[4])

@@ -13,10 +13,10 @@ import yaml
 from judge_items import pairwise_items, pointwise_items
 from judge_server import JudgeServer
 
-from judgecal.analyses import judge_ls
+from polyjudge.analyses import judge_ls
 
 REPO = Path(__file__).resolve().parents[1]
-SECRET = "sk-judgecal-test-5f0c1e0b9a"
+SECRET = "sk-polyjudge-test-5f0c1e0b9a"
 FAULTS = {"429": 0.03, "500": 0.03, "slow": 0.01, "length": 0.01}
 SCORERS = {"scorer_x": {"zh": -1}, "scorer_y": {"es": 1}}
 PRICES = {"translator": (0.4, 1.6), "judge_a": (0.4, 1.6), "judge_b": (1.0, 5.0),
@@ -45,7 +45,7 @@ def collection_config(tmp_path, base_url, n_pairwise=0, n_pointwise=0, max_cost=
     data.mkdir(exist_ok=True)
     pairwise_items(n_pairwise, seed=3).to_parquet(data / "items.parquet")
     pointwise_items(n_pointwise, ["en", "zh", "es"]).to_csv(data / "pointwise.csv", index=False)
-    endpoints = {name: {"base_url": base_url, "model": name, "api_key_env": "JUDGECAL_TEST_KEY",
+    endpoints = {name: {"base_url": base_url, "model": name, "api_key_env": "POLYJUDGE_TEST_KEY",
                         "max_concurrency": 8, "timeout": 10.0,
                         "structured_output": name in ("judge_a", "scorer_x"),
                         "price_input_per_million": p_in, "price_output_per_million": p_out}
@@ -88,7 +88,7 @@ POINTWISE_TARGETS = ["results/pw/cbc/beta.csv", "results/pw/collect/usage.csv",
 def snakemake(workdir, config, *args, check=True):
     path = Path(workdir) / "collect.yaml"
     path.write_text(yaml.safe_dump(config))
-    env = {**os.environ, "PYTHONPATH": str(REPO), "JUDGECAL_TEST_KEY": SECRET}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "POLYJUDGE_TEST_KEY": SECRET}
     result = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
                              "--cores", "2", *args, "--configfile", str(path)],
                             cwd=workdir, capture_output=True, text=True, env=env)

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from conftest import DEVAI_DIR
 
-from judgecal.data import io
-from judgecal.data.judgment_tree import COLUMNS, flatten_judgment_tree, response_status
+from polyjudge.data import io
+from polyjudge.data.judgment_tree import COLUMNS, flatten_judgment_tree, response_status
 
 RAW_ROOT = DEVAI_DIR / "raw_samples" / "benchmark_tests"
 SAMPLE = ("gpt-4o", "Spanish", "OpenHands", "01_Image_Classification_ResNet18_Fashion_MNIST_DL")

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import judgecal
+import polyjudge
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGE = REPO / "judgecal"
+PACKAGE = REPO / "polyjudge"
 STAGES = {"data": 0, "cbc": 1, "analyses": 2, "report": 3, "api": 4}
 ALLOWED = {
     **{stage: {s for s, rank in STAGES.items() if rank <= STAGES[stage]} for stage in STAGES},
@@ -37,7 +37,7 @@ def module_name(path: Path) -> str:
 
 
 def imported_modules(path: Path) -> set[str]:
-    """Absolute names of the judgecal modules (or packages) ``path`` imports."""
+    """Absolute names of the polyjudge modules (or packages) ``path`` imports."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
@@ -48,7 +48,7 @@ def imported_modules(path: Path) -> set[str]:
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            if target.split(".")[0] != "judgecal":
+            if target.split(".")[0] != "polyjudge":
                 continue
             found.add(target)
             # `from . import io`: the names may be modules themselves
@@ -58,7 +58,7 @@ def imported_modules(path: Path) -> set[str]:
                                             .replace(".", "/") / "__init__.py").exists():
                     found.add(f"{target}.{alias.name}")
         elif isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.split(".")[0] == "judgecal"}
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "polyjudge"}
     return found
 
 
@@ -75,7 +75,7 @@ def test_imports_point_down_the_pipeline(module):
     stage = stage_of(module)
     assert stage in ALLOWED, f"{module}: a new stage? add it to tests/test_layout.py and the map"
     wrong = sorted(target for target in imported_modules(MODULES[module])
-                   if stage_of(target) not in ALLOWED[stage] and target != "judgecal")
+                   if stage_of(target) not in ALLOWED[stage] and target != "polyjudge")
     assert not wrong, (f"{module} (stage {stage}) imports {wrong}; it may import only "
                        f"{sorted(ALLOWED[stage])}")
 
@@ -106,13 +106,13 @@ def test_no_import_circle():
 
 def test_the_checker_sees_a_wrong_direction(tmp_path, monkeypatch):
     bad = PACKAGE / "data" / "io.py"
-    assert "judgecal.cbc.estimator" not in imported_modules(bad)
-    fake = tmp_path / "judgecal" / "data" / "x.py"
+    assert "polyjudge.cbc.estimator" not in imported_modules(bad)
+    fake = tmp_path / "polyjudge" / "data" / "x.py"
     fake.parent.mkdir(parents=True)
     fake.write_text("def f():\n    from ..cbc.estimator import double_center\n")
     monkeypatch.setattr(__import__(__name__), "REPO", tmp_path)
-    monkeypatch.setattr(__import__(__name__), "PACKAGE", tmp_path / "judgecal")
-    assert imported_modules(fake) == {"judgecal.cbc.estimator"}
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", tmp_path / "polyjudge")
+    assert imported_modules(fake) == {"polyjudge.cbc.estimator"}
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -127,7 +127,7 @@ def test_common_smk_holds_only_what_every_stage_shares():
 
 
 def test_public_names_are_plain_functions_and_classes():
-    for name in judgecal.__all__:
-        value = getattr(judgecal, name)
+    for name in polyjudge.__all__:
+        value = getattr(polyjudge, name)
         assert inspect.isfunction(value) or inspect.isclass(value), name
-        assert value.__module__.startswith("judgecal."), name
+        assert value.__module__.startswith("polyjudge."), name

@@ -292,7 +292,7 @@ def test_readme_local_example_is_the_example_and_plans_in_a_clean_copy(tmp_path)
     """The README's commands name this example and this server script, and its snakemake command,
     verbatim in a copy of the repository, builds the plan and the whole DAG (the full run needs
     the server on port 8080 and about 120 calls: checked by hand, docs/judges.md)."""
-    root = copy_repository(tmp_path / "judgecal")
+    root = copy_repository(tmp_path / "polyjudge")
     server_command = readme_command("python tests/llama_server.py --port 8080")
     command = readme_command("snakemake --cores 2 --configfile config/examples/local_judge.yaml")
     example = yaml.safe_load(EXAMPLE.read_text())

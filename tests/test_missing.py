@@ -6,8 +6,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 from conftest import DEVAI_BACKBONES, DEVAI_DIR, DEVAI_LANGUAGES
 
-from judgecal.analyses import missing
-from judgecal.cbc.estimator import double_center
+from polyjudge.analyses import missing
+from polyjudge.cbc.estimator import double_center
 
 
 def _panel(seed=0, shape=(12, 4, 3), task_language=True, drop=0):

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 import yaml
 
-import judgecal
-from judgecal.analyses.synthetic import simulate_panel
-from judgecal.scripting import write_csv
+import polyjudge
+from polyjudge.analyses.synthetic import simulate_panel
+from polyjudge.scripting import write_csv
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -17,28 +17,28 @@ HOST_SNAKEFILE = f'''\
 configfile: "config.yaml"
 
 
-module judgecal:
+module polyjudge:
     snakefile:
         "{REPO / "Snakefile"}"
     config:
-        config["judgecal"]
+        config["polyjudge"]
     prefix:
-        "judgecal"
+        "polyjudge"
 
 
-use rule * from judgecal as judgecal_*
+use rule * from polyjudge as polyjudge_*
 
 
 rule all:
     default_target: True
     input:
-        rules.judgecal_all.input,
+        rules.polyjudge_all.input,
         "summary.txt",
 
 
 rule host_step:
     input:
-        "judgecal/results/mine/cbc/beta.csv",
+        "polyjudge/results/mine/cbc/beta.csv",
     output:
         "summary.txt",
     shell:
@@ -53,7 +53,7 @@ def test_another_workflow_uses_ours_as_a_module(tmp_path):
     (tmp_path / "data").mkdir()
     runs = simulate_panel(seed=8, n_tasks=8, n_languages=3, n_backbones=3, n_frameworks=1).runs
     runs.rename(columns={"score": "pct"}).to_csv(tmp_path / "data" / "runs.csv", index=False)
-    config = {"judgecal": {
+    config = {"polyjudge": {
         "data_dir": "data",
         "panels": {
             "small": {"kind": "synthetic", "seed": 3, "n_tasks": 6, "n_languages": 3,
@@ -73,7 +73,7 @@ def test_another_workflow_uses_ours_as_a_module(tmp_path):
                            cwd=tmp_path, capture_output=True, text=True)
     assert "Nothing to be done" in again.stdout + again.stderr, again.stdout[-3000:]
 
-    out = tmp_path / "judgecal" / "results"
+    out = tmp_path / "polyjudge" / "results"
     assert not (tmp_path / "results").exists()          # nothing outside the prefix
     for panel in ("small", "mine"):
         for name in ("cbc/beta.csv", "cbc/summary.json", "figures/interaction_heatmap.png"):
@@ -86,6 +86,6 @@ def test_another_workflow_uses_ours_as_a_module(tmp_path):
     for panel, table, columns in (("small", synthetic, {}),
                                   ("mine", pd.read_csv(tmp_path / "data" / "runs.csv"),
                                    {"score": "pct"})):
-        write_csv(judgecal.calibrate(table, **columns).beta, tmp_path / "api_beta.csv")
+        write_csv(polyjudge.calibrate(table, **columns).beta, tmp_path / "api_beta.csv")
         assert (tmp_path / "api_beta.csv").read_bytes() == \
             (out / panel / "cbc" / "beta.csv").read_bytes(), panel

@@ -1,5 +1,5 @@
 """The results page without a browser: the leaderboard it shows, the self-contained file, the
-differences ``judgecal compare`` finds, the colours. The browser checks are in
+differences ``polyjudge compare`` finds, the colours. The browser checks are in
 tests/test_page_browser.py; both use the ``page_runs`` fixture (tests/conftest.py)."""
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from judgecal import cli
-from judgecal.analyses.leaderboard import leaderboard, upper_bound_rank
-from judgecal.cbc.bootstrap import task_bootstrap
-from judgecal.data import io
-from judgecal.data.panel import Panel
-from judgecal.report.page.collect import Results
-from judgecal.report.page.diff import run_diff
-from judgecal.report.palette import OKABE_ITO
+from polyjudge import cli
+from polyjudge.analyses.leaderboard import leaderboard, upper_bound_rank
+from polyjudge.cbc.bootstrap import task_bootstrap
+from polyjudge.data import io
+from polyjudge.data.panel import Panel
+from polyjudge.report.page.collect import Results
+from polyjudge.report.page.diff import run_diff
+from polyjudge.report.palette import OKABE_ITO
 from page_results import MARKUP, SCRIPT, SNAPSHOT
 
 
@@ -112,7 +112,7 @@ def test_charts_use_colour_blind_safe_colours(page_runs):
     assert set(re.findall(r'"scheme": "(\w+)"', text)) == {"blueorange"}
 
 
-# --- judgecal compare --------------------------------------------------------------------------
+# --- polyjudge compare --------------------------------------------------------------------------
 def test_compare_reports_exactly_the_planted_change(page_runs):
     assert page_runs["exit"] == 0
     assert "1 beta cell(s) shifted, 0 rank(s) changed, 1 claim status(es) changed" in \

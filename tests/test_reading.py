@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_workflow import own_data_config, snakemake, write_config
 
-from judgecal.data import io
+from polyjudge.data import io
 
 HEADER = ["task", "language", "backbone", "framework", "score"]
 
@@ -187,7 +187,7 @@ def test_zero_padded_task_ids_are_distinct_tasks_end_to_end(tmp_path):
 def test_a_language_whose_every_score_is_missing_stops_both_readers(tmp_path):
     """With `missing: omit` a language (or backbone) with runs but no score would vanish from
     the panel unnoticed: both the whole-table and the streaming reader stop, with one message."""
-    from judgecal.data import streaming
+    from polyjudge.data import streaming
     frame = runs_table(languages=("en", "ja"))
     frame.loc[frame["language"] == "ja", "score"] = np.nan
     path = tmp_path / "runs.csv"
@@ -208,7 +208,7 @@ def test_unused_parquet_dictionary_labels_are_not_languages(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from judgecal.data import streaming
+    from polyjudge.data import streaming
     frame = runs_table()
     table = pa.Table.from_pandas(frame, preserve_index=False)
     languages = pa.DictionaryArray.from_arrays(

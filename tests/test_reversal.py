@@ -7,9 +7,9 @@ import pytest
 import scipy.stats
 from conftest import DATA, DEVAI_BACKBONE_LABELS
 
-from judgecal.analyses import reversal
-from judgecal.cbc.estimator import double_center
-from judgecal.data.panel import Panel
+from polyjudge.analyses import reversal
+from polyjudge.cbc.estimator import double_center
+from polyjudge.data.panel import Panel
 
 PUBLISHED = DATA / "cbc_paper_artifacts" / "paper" / "analysis" / "rank_reversal_delta.csv"
 

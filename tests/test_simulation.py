@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from judgecal.analyses.simulation import SCENARIO_COLUMNS, simulate_scenario
+from polyjudge.analyses.simulation import SCENARIO_COLUMNS, simulate_scenario
 
 BASE = dict(n_tasks=30, n_languages=5, n_backbones=4, n_frameworks=3, mean=50.0, task_sd=15.0,
             backbone_sd=8.0, interaction_sd=6.0, task_language_sd=10.0, three_way_sd=0.0,
@@ -32,19 +32,19 @@ def test_planted_three_way_effect_is_detected():
 
 
 # --- the stacked engine against the per-panel functions it vectorises ----------------------------
-from judgecal.analyses.diagnostics import three_way_anova  # noqa: E402
-from judgecal.analyses.simulation import (  # noqa: E402
+from polyjudge.analyses.diagnostics import three_way_anova  # noqa: E402
+from polyjudge.analyses.simulation import (  # noqa: E402
     draw_panels,
     stacked_band,
     stacked_residual_sd,
     stacked_three_way_p,
     task_bootstrap_counts,
 )
-from judgecal.analyses.synthetic import simulate_panel  # noqa: E402
-from judgecal.cbc.band import bootstrap_band  # noqa: E402
-from judgecal.cbc.bootstrap import task_bootstrap  # noqa: E402
-from judgecal.cbc.estimator import residual_sd  # noqa: E402
-from judgecal.data.io import build_panel  # noqa: E402
+from polyjudge.analyses.synthetic import simulate_panel  # noqa: E402
+from polyjudge.cbc.band import bootstrap_band  # noqa: E402
+from polyjudge.cbc.bootstrap import task_bootstrap  # noqa: E402
+from polyjudge.cbc.estimator import residual_sd  # noqa: E402
+from polyjudge.data.io import build_panel  # noqa: E402
 
 SMALL = dict(BASE, n_tasks=12, n_languages=4, n_backbones=3, three_way_sd=2.0)
 

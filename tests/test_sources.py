@@ -1,6 +1,6 @@
-"""Table sources (judgecal.data.sources): many files as one table, fields from the paths, JSON
+"""Table sources (polyjudge.data.sources): many files as one table, fields from the paths, JSON
 Lines with nested fields. Each source gives exactly the panel of the same runs in one CSV, through
-judgecal.read_runs and through the workflow; each bad input stops with the file (and line)."""
+polyjudge.read_runs and through the workflow; each bad input stops with the file (and line)."""
 import json
 import shutil
 from pathlib import Path
@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import judgecal
-from judgecal.analyses.judge_ls import validate_verdicts
-from judgecal.data import io, sources
-from judgecal.data.errors import InputError
+import polyjudge
+from polyjudge.analyses.judge_ls import validate_verdicts
+from polyjudge.data import io, sources
+from polyjudge.data.errors import InputError
 
 JSON_COLUMNS = {"task": "id", "framework": "meta.repeat", "score": "result.score"}
 
@@ -64,7 +64,7 @@ def one_csv(root: Path, frame: pd.DataFrame) -> Path:
 
 def assert_same_panel(runs: pd.DataFrame, expected_csv: Path):
     """The same tensor and beta as the one-CSV table, bit for bit."""
-    got, want = judgecal.calibrate(runs), judgecal.calibrate(judgecal.read_runs(expected_csv))
+    got, want = polyjudge.calibrate(runs), polyjudge.calibrate(polyjudge.read_runs(expected_csv))
     assert (got.panel.tasks, got.panel.languages, got.panel.backbones) == \
         (want.panel.tasks, want.panel.languages, want.panel.backbones)
     assert np.array_equal(got.panel.values, want.panel.values)
@@ -83,7 +83,7 @@ def error_of(function, *args, **kwargs) -> str:
 def test_templated_json_lines_tree_with_nested_fields(tmp_path):
     frame = runs_table()
     jsonl_tree(tmp_path, frame)
-    runs = judgecal.read_runs({"template": "judges/{backbone}/{language}.jsonl"}, JSON_COLUMNS,
+    runs = polyjudge.read_runs({"template": "judges/{backbone}/{language}.jsonl"}, JSON_COLUMNS,
                               base_dir=tmp_path)
     assert list(runs.columns) == io.RUN_COLUMNS and len(runs) == len(frame)
     assert set(runs["task"]) == {f"{i:03d}" for i in range(6)}  # ids as written
@@ -93,7 +93,7 @@ def test_templated_json_lines_tree_with_nested_fields(tmp_path):
 def test_template_fields_under_their_own_names_are_mapped_by_columns(tmp_path):
     frame = runs_table()
     jsonl_tree(tmp_path, frame)
-    runs = judgecal.read_runs(str(tmp_path / "judges"), {**JSON_COLUMNS, "backbone": "judge"},
+    runs = polyjudge.read_runs(str(tmp_path / "judges"), {**JSON_COLUMNS, "backbone": "judge"},
                               template="judges/{judge}/{language}.jsonl")
     assert_same_panel(runs, one_csv(tmp_path, frame))
 
@@ -101,7 +101,7 @@ def test_template_fields_under_their_own_names_are_mapped_by_columns(tmp_path):
 def test_hive_partitioned_parquet_folder(tmp_path):
     frame = runs_table(seed=1)
     hive_tree(tmp_path, frame)
-    runs = judgecal.read_runs(tmp_path / "hive", partitioning="hive")
+    runs = polyjudge.read_runs(tmp_path / "hive", partitioning="hive")
     assert_same_panel(runs, one_csv(tmp_path, frame))
 
 
@@ -116,10 +116,10 @@ def test_glob_list_and_folder_of_csv_and_parquet(tmp_path):
             part.to_csv(folder / f"runs_{backbone}.csv", index=False)
     (folder / "_SUCCESS").write_text("")  # marker files are not tables
     expected = one_csv(tmp_path, frame)
-    assert_same_panel(judgecal.read_runs("tables/runs_*", base_dir=tmp_path), expected)
+    assert_same_panel(polyjudge.read_runs("tables/runs_*", base_dir=tmp_path), expected)
     files = sorted(str(p) for p in folder.glob("runs_*"))
-    assert_same_panel(judgecal.read_runs(files), expected)
-    assert_same_panel(judgecal.read_runs(folder), expected)
+    assert_same_panel(polyjudge.read_runs(files), expected)
+    assert_same_panel(polyjudge.read_runs(folder), expected)
 
 
 def test_json_array_of_records_and_json_lines_named_json(tmp_path):
@@ -128,7 +128,7 @@ def test_json_array_of_records_and_json_lines_named_json(tmp_path):
                 "run": {"framework": r.framework, "score": r.score}} for r in frame.itertuples()]
     (tmp_path / "array.json").write_text(json.dumps(records[:40]))
     (tmp_path / "lines.json").write_text("\n".join(json.dumps(r) for r in records[40:]))
-    runs = judgecal.read_runs([str(tmp_path / "array.json"), str(tmp_path / "lines.json")],
+    runs = polyjudge.read_runs([str(tmp_path / "array.json"), str(tmp_path / "lines.json")],
                               {"framework": "run.framework", "score": "run.score"})
     assert_same_panel(runs, one_csv(tmp_path, frame))
 
@@ -144,7 +144,7 @@ def test_values_of_other_types_are_read_as_written(tmp_path):
              '{"task": "007", "language": "en", "backbone": "a", "score": 7}',
              '{"task": "007", "language": "de", "backbone": "a", "score": 8}']
     (tmp_path / "runs.jsonl").write_text("\n".join(lines) + "\n")
-    runs = judgecal.read_runs(tmp_path / "runs.jsonl", batch_rows=2)
+    runs = polyjudge.read_runs(tmp_path / "runs.jsonl", batch_rows=2)
     assert sorted(runs["task"].astype(str).unique()) == ["007", "7"]
     assert runs["score"].tolist() == [1, 2.5, 3, 4, 5, 6, 7, 8]
 
@@ -160,24 +160,24 @@ def test_any_batch_size_gives_the_same_tensor(tmp_path_factory, seed, batch_rows
     root = tmp_path_factory.mktemp("batches")
     if kind == "jsonl":
         jsonl_tree(root, frame)
-        runs = judgecal.read_runs({"template": "judges/{backbone}/{language}.jsonl"},
+        runs = polyjudge.read_runs({"template": "judges/{backbone}/{language}.jsonl"},
                                   JSON_COLUMNS, base_dir=root, batch_rows=batch_rows)
     elif kind == "hive":
         hive_tree(root, frame)
-        runs = judgecal.read_runs(root / "hive", partitioning="hive", batch_rows=batch_rows)
+        runs = polyjudge.read_runs(root / "hive", partitioning="hive", batch_rows=batch_rows)
     else:
         for backbone, part in frame.groupby("backbone"):
             part.to_csv(root / f"{backbone}.csv", index=False)
-        runs = judgecal.read_runs(f"{root}/*.csv", batch_rows=batch_rows)
+        runs = polyjudge.read_runs(f"{root}/*.csv", batch_rows=batch_rows)
     assert_same_panel(runs, one_csv(root, frame))
 
 
 # --- bad sources: each stops naming the files ----------------------------------------------------
 
 def test_a_pattern_that_matches_nothing(tmp_path):
-    message = error_of(judgecal.read_runs, "judges/*/*.jsonl", base_dir=tmp_path)
+    message = error_of(polyjudge.read_runs, "judges/*/*.jsonl", base_dir=tmp_path)
     assert "judges/*/*.jsonl: matches no file" in message
-    message = error_of(judgecal.read_runs, {"template": "judges/{backbone}/{language}.jsonl"},
+    message = error_of(polyjudge.read_runs, {"template": "judges/{backbone}/{language}.jsonl"},
                        base_dir=tmp_path)
     assert "judges/*/*.jsonl: matches no file" in message
 
@@ -188,7 +188,7 @@ def test_a_path_outside_the_template(tmp_path):
     stray = tmp_path / "judges" / "gpt" / "old" / "en.jsonl"
     stray.parent.mkdir()
     shutil.copy(tmp_path / "judges" / "gpt" / "en.jsonl", stray)
-    message = error_of(judgecal.read_runs, {"path": "judges/**/*.jsonl",
+    message = error_of(polyjudge.read_runs, {"path": "judges/**/*.jsonl",
                                             "template": "judges/{backbone}/{language}.jsonl"},
                        JSON_COLUMNS, base_dir=tmp_path)
     assert f"{stray}: does not fit the template 'judges/{{backbone}}/{{language}}.jsonl'" in \
@@ -197,7 +197,7 @@ def test_a_path_outside_the_template(tmp_path):
 
 def test_hive_files_need_key_value_folders(tmp_path):
     runs_table().to_parquet(tmp_path / "flat.parquet")
-    message = error_of(judgecal.read_runs, tmp_path, partitioning="hive")
+    message = error_of(polyjudge.read_runs, tmp_path, partitioning="hive")
     assert "flat.parquet: has no key=value folder above it" in message
 
 
@@ -206,7 +206,7 @@ def test_the_same_run_in_two_files_names_both(tmp_path):
     jsonl_tree(tmp_path, frame)
     gpt_en = frame[(frame.backbone == "gpt") & (frame.language == "en")]
     write_jsonl(tmp_path / "again" / "gpt" / "en.jsonl", gpt_en.iloc[[1]])  # its line 2 again
-    message = error_of(judgecal.read_runs, {"path": ["judges/*/*.jsonl", "again/*/*.jsonl"],
+    message = error_of(polyjudge.read_runs, {"path": ["judges/*/*.jsonl", "again/*/*.jsonl"],
                                             "template": "{backbone}/{language}.jsonl"},
                        JSON_COLUMNS, base_dir=tmp_path)
     assert "2 rows share the same ['task', 'language', 'backbone', 'framework']" in message
@@ -224,17 +224,17 @@ def test_a_record_without_a_nested_field_names_file_and_line(tmp_path):
     lines[5] = json.dumps(record)
     path.write_text("\n\n".join(lines[:3]) + "\n" + "\n".join(lines[3:]) + "\n")  # blank lines
     source = {"template": "judges/{backbone}/{language}.jsonl"}
-    message = error_of(judgecal.read_runs, source, JSON_COLUMNS, base_dir=tmp_path)
+    message = error_of(polyjudge.read_runs, source, JSON_COLUMNS, base_dir=tmp_path)
     assert f"{path}: 1 record(s) without a value at 'result.score' (the score): line(s) 8" in \
         message
     # with missing: omit the run is left out instead
-    runs = judgecal.read_runs(source, JSON_COLUMNS, base_dir=tmp_path, missing="omit")
+    runs = polyjudge.read_runs(source, JSON_COLUMNS, base_dir=tmp_path, missing="omit")
     assert len(runs) == len(frame) - 1
     record = json.loads(lines[6])
     del record["meta"]
     lines[6] = json.dumps(record)
     path.write_text("\n".join(lines) + "\n")
-    message = error_of(judgecal.read_runs, source, JSON_COLUMNS, base_dir=tmp_path,
+    message = error_of(polyjudge.read_runs, source, JSON_COLUMNS, base_dir=tmp_path,
                        missing="omit")
     assert f"{path}: 1 record(s) without a value at 'meta.repeat' (the framework): line(s) 7" \
         in message
@@ -247,7 +247,7 @@ def test_an_unreadable_json_line_names_file_and_line(tmp_path):
     lines = path.read_text().splitlines()
     lines[9] = lines[9][:-3]  # cut off: not JSON
     path.write_text("\n".join(lines) + "\n")
-    message = error_of(judgecal.read_runs, {"template": "judges/{backbone}/{language}.jsonl"},
+    message = error_of(polyjudge.read_runs, {"template": "judges/{backbone}/{language}.jsonl"},
                        JSON_COLUMNS, base_dir=tmp_path)
     assert f"{path}: line 10 is not valid JSON" in message
 
@@ -259,7 +259,7 @@ def test_bad_scores_in_a_later_file_are_named_by_file_and_line(tmp_path):
     part = pd.read_parquet(path)
     part.loc[3, "score"] = 150.0
     part.to_parquet(path, index=False)
-    message = error_of(judgecal.read_runs, tmp_path / "hive", partitioning="hive",
+    message = error_of(polyjudge.read_runs, tmp_path / "hive", partitioning="hive",
                        score_range=[0, 100])
     assert "1 score(s) outside [0, 100]" in message
     assert "backbone=gpt/language=ja/part-0.parquet:5 " in message
@@ -269,12 +269,12 @@ def test_files_with_different_columns_and_a_field_given_twice(tmp_path):
     frame = runs_table()
     frame.iloc[:50].to_csv(tmp_path / "a.csv", index=False)
     frame.iloc[50:].drop(columns="framework").to_csv(tmp_path / "b.csv", index=False)
-    message = error_of(judgecal.read_runs, [str(tmp_path / "a.csv"), str(tmp_path / "b.csv")])
+    message = error_of(polyjudge.read_runs, [str(tmp_path / "a.csv"), str(tmp_path / "b.csv")])
     assert f"{tmp_path / 'b.csv'}: has the columns" in message and "a.csv has" in message
     folder = tmp_path / "t" / "gpt"
     folder.mkdir(parents=True)
     frame.to_csv(folder / "en.csv", index=False)
-    message = error_of(judgecal.read_runs, {"path": str(tmp_path / "t"),
+    message = error_of(polyjudge.read_runs, {"path": str(tmp_path / "t"),
                                             "template": "{backbone}/{language}.csv"})
     assert "field 'backbone' comes from its path" in message
 

@@ -43,7 +43,7 @@ def test_readme_first_command_reproduces_the_claims_table(readme_reproduction):
 def test_readme_own_data_example_computes_only_the_users_panels(readme_reproduction, tmp_path):
     """my.yaml saved from the README and the README's command, from the repository root (a
     second copy, whose results/ holds only what this command makes)."""
-    root = copy_repository(tmp_path / "judgecal")
+    root = copy_repository(tmp_path / "polyjudge")
     example = readme_block("# my.yaml")
     (root / "my.yaml").write_text(example)
     data_dir = root / re.search(r"^data_dir: (\S+)", example, flags=re.M).group(1)

@@ -1,11 +1,11 @@
-"""Confidence sequences (judgecal.analyses.stopping.sequences): closed forms, a loop
+"""Confidence sequences (polyjudge.analyses.stopping.sequences): closed forms, a loop
 implementation of each formula, coverage by simulation, and the reference package `ville`."""
 import math
 
 import numpy as np
 import pytest
 
-from judgecal.analyses.stopping import sequences as seq
+from polyjudge.analyses.stopping import sequences as seq
 
 
 def test_mixture_boundary_matches_a_hand_computed_value():

@@ -1,12 +1,12 @@
-"""Stop targets (judgecal.analyses.stopping.targets): the contrasts are the panel's beta and
+"""Stop targets (polyjudge.analyses.stopping.targets): the contrasts are the panel's beta and
 backbone differences, missing blocks are left out, the decision follows the target, and the
 sequences cover planted values at every round, also with cells missing at random."""
 import numpy as np
 import pytest
 
-from judgecal.analyses.stopping import check_target, contrast_plan, stopping_status
-from judgecal.analyses.stopping import targets
-from judgecal.cbc.estimator import double_center
+from polyjudge.analyses.stopping import check_target, contrast_plan, stopping_status
+from polyjudge.analyses.stopping import targets
+from polyjudge.cbc.estimator import double_center
 
 LANGS, BBS = ["en", "de", "zh"], ["a", "b", "c", "d"]
 DECIDE = {"decisions": ["calibrated", "raw"], "epsilon": 0.1}
@@ -143,8 +143,8 @@ def test_simultaneous_coverage_at_every_round_with_cells_missing_at_random():
 
 
 def test_the_replay_decides_exactly_as_stopping_status_on_the_items_drawn():
-    from judgecal.analyses.stopping.replay import drawn_bounds, replay
-    from judgecal.analyses.stopping.replay import replay_target, round_ends
+    from polyjudge.analyses.stopping.replay import drawn_bounds, replay
+    from polyjudge.analyses.stopping.replay import replay_target, round_ends
 
     rng = np.random.default_rng(5)
     scores = panel(120, rng, backbone=(0.6, 0.3, 0.0, -0.1), sd=0.8)
@@ -172,7 +172,7 @@ def test_the_replay_decides_exactly_as_stopping_status_on_the_items_drawn():
 
 
 def test_the_replay_counts_wrong_decisions_and_coverage_against_the_full_panel():
-    from judgecal.analyses.stopping.replay import replay
+    from polyjudge.analyses.stopping.replay import replay
 
     rng = np.random.default_rng(6)
     # a clear calibrated difference (a, b: 1.0) and exact ties among b, c, d
@@ -188,7 +188,7 @@ def test_the_replay_counts_wrong_decisions_and_coverage_against_the_full_panel()
 
 
 def test_the_forecast_of_a_pilot_matches_the_replay_of_the_population():
-    from judgecal.analyses.stopping.replay import forecast, replay
+    from polyjudge.analyses.stopping.replay import forecast, replay
 
     rng = np.random.default_rng(7)
     population = panel(1200, rng, backbone=(0.8, 0.4, 0.2, 0.0), sd=1.0)
@@ -214,7 +214,7 @@ def test_the_forecast_of_a_pilot_matches_the_replay_of_the_population():
 
 
 def test_rounds_end_every_round_items_with_the_first_at_min_items():
-    from judgecal.analyses.stopping import round_ends
+    from polyjudge.analyses.stopping import round_ends
 
     assert round_ends(100, 25).tolist() == [25, 50, 75, 100]
     assert round_ends(100, 25, 20).tolist() == [20, 25, 50, 75, 100]

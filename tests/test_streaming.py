@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_reading import CORRUPTIONS, runs_table, to_csv_bytes
 
-from judgecal.cbc import estimator
-from judgecal.data import io, streaming
+from polyjudge.cbc import estimator
+from polyjudge.data import io, streaming
 
 FAST = settings(max_examples=30, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -190,7 +190,7 @@ def write_large(path, n_tasks, chunk_tasks=250):
 
 MEASURE = textwrap.dedent("""
     import json, resource, sys
-    from judgecal.data import streaming
+    from polyjudge.data import streaming
     stats = streaming.scan_file(sys.argv[1], runs_out=sys.argv[2])
     panel = stats.panel()
     print(json.dumps({"n_runs": stats.n_runs, "shape": list(panel.shape),

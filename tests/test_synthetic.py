@@ -10,9 +10,9 @@ import pytest
 import statsmodels.api as sm
 import statsmodels.formula.api as smf
 
-from judgecal.analyses.synthetic import SIMULATION_SETTINGS, axis_labels, simulate_panel
-from judgecal.cbc.estimator import double_center, fit_cbc
-from judgecal.data import io
+from polyjudge.analyses.synthetic import SIMULATION_SETTINGS, axis_labels, simulate_panel
+from polyjudge.cbc.estimator import double_center, fit_cbc
+from polyjudge.data import io
 
 
 def task_panel(synthetic, allow_missing_cells=False):

@@ -55,7 +55,7 @@ def test_own_data_end_to_end(tmp_path):
     result = snakemake(tmp_path, "--configfile", str(config))
     # issue 28 items 11 and 10: the run ends with a short summary, not a dict; on the user's own
     # panel claims.md says the claims belong to the default reproduction
-    summary = result.stderr[result.stderr.index("judgecal: finished."):].splitlines()
+    summary = result.stderr[result.stderr.index("polyjudge: finished."):].splitlines()
     assert len(summary) <= 5 + 2  # then only snakemake's own "Complete log(s)" and its time
     summary = summary[:5]
     assert "result file(s) written this run, under results/" in summary[0]

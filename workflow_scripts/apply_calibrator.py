@@ -2,11 +2,11 @@
 panel's validated runs: calibrated runs with intervals, per-language rankings, a summary."""
 import logging
 
-from judgecal import Calibrator
-from judgecal.data import io
-from judgecal.scripting import run_step, write_csv, write_json, write_parquet
+from polyjudge import Calibrator
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_csv, write_json, write_parquet
 
-log = logging.getLogger("judgecal.apply")
+log = logging.getLogger("polyjudge.apply")
 STANDARD = dict(task="task", language="language", backbone="backbone", score="score",
                 framework="framework")
 

@@ -1,11 +1,11 @@
 """Backbone-subset ablation: CBC held-out tau for every subset of each size."""
 import logging
 
-from judgecal.analyses.ablations import backbone_subset_ablation
-from judgecal.data import io
-from judgecal.scripting import run_step, write_csv
+from polyjudge.analyses.ablations import backbone_subset_ablation
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_csv
 
-log = logging.getLogger("judgecal.backbone_subsets")
+log = logging.getLogger("polyjudge.backbone_subsets")
 
 
 def main(smk):

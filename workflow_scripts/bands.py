@@ -1,11 +1,11 @@
 """Simultaneous task-bootstrap band for all beta cells, beside the Gaussian union radius."""
 import logging
 
-from judgecal.cbc.band import bootstrap_band
-from judgecal.data import io
-from judgecal.scripting import run_step, write_csv, write_json
+from polyjudge.cbc.band import bootstrap_band
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_csv, write_json
 
-log = logging.getLogger("judgecal.bands")
+log = logging.getLogger("polyjudge.bands")
 
 
 def main(smk):

@@ -1,11 +1,11 @@
 """Judge-aware BTL fitted per language on out-of-bag items, scored with the held-out tau."""
 import logging
 
-from judgecal.analyses import baselines, external, heldout
-from judgecal.data import io
-from judgecal.scripting import run_step, write_csv, write_parquet
+from polyjudge.analyses import baselines, external, heldout
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_csv, write_parquet
 
-log = logging.getLogger("judgecal.btl")
+log = logging.getLogger("polyjudge.btl")
 
 
 def main(smk):

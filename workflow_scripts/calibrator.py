@@ -1,16 +1,16 @@
 """Fit the panel's calibrator on its validated runs and save it (cbc/calibrator.json): the same
-beta as cbc/beta.csv, carried to other panels (`calibrator:`) and to `judgecal apply`."""
+beta as cbc/beta.csv, carried to other panels (`calibrator:`) and to `polyjudge apply`."""
 import logging
 
 import pandas as pd
 import pyarrow.parquet as pq
 
-from judgecal import Calibrator
-from judgecal.calibrator import training_sha256_file
-from judgecal.data import io
-from judgecal.scripting import run_step
+from polyjudge import Calibrator
+from polyjudge.calibrator import training_sha256_file
+from polyjudge.data import io
+from polyjudge.scripting import run_step
 
-log = logging.getLogger("judgecal.calibrator")
+log = logging.getLogger("polyjudge.calibrator")
 
 
 def main(smk):

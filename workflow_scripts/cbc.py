@@ -3,19 +3,19 @@ leaderboard (mean and rank intervals by task bootstrap, settings `rank_intervals
 import json
 import logging
 
-import judgecal
-from judgecal.analyses.leaderboard import leaderboard
-from judgecal.data import io
-from judgecal.scripting import run_step, write_csv, write_json, write_parquet
+import polyjudge
+from polyjudge.analyses.leaderboard import leaderboard
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_csv, write_json, write_parquet
 
-log = logging.getLogger("judgecal.cbc")
+log = logging.getLogger("polyjudge.cbc")
 
 
 def main(smk):
     panel = io.read_panel(smk.input.tensor)
     manifest = json.loads(open(smk.input.manifest).read())  # run count and R^2 from ingest
     settings = smk.params.panel
-    result = judgecal.api.calibrate_panel(
+    result = polyjudge.api.calibrate_panel(
         panel, n_runs=manifest["n_runs"], r2=(manifest["r2_two_way"], manifest["r2_full"]),
         estimator=settings["estimator"], eps=smk.params.eps,
         source=f"panel '{smk.wildcards.panel}' ({smk.input.tensor})")

@@ -2,11 +2,11 @@
 import logging
 from pathlib import Path
 
-from judgecal.data.yamlfile import read_yaml
-from judgecal.report.claims import STATUSES, claims_markdown, evaluate_claims
-from judgecal.scripting import run_step, write_csv
+from polyjudge.data.yamlfile import read_yaml
+from polyjudge.report.claims import STATUSES, claims_markdown, evaluate_claims
+from polyjudge.scripting import run_step, write_csv
 
-log = logging.getLogger("judgecal.report.claims")
+log = logging.getLogger("polyjudge.report.claims")
 
 
 def main(smk):

@@ -3,11 +3,11 @@ import logging
 
 import pandas as pd
 
-from judgecal import api
-from judgecal.data import io
-from judgecal.scripting import run_step, write_csv, write_json, write_parquet
+from polyjudge import api
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_csv, write_json, write_parquet
 
-log = logging.getLogger("judgecal.cmi")
+log = logging.getLogger("polyjudge.cmi")
 
 
 def main(smk):

@@ -1,11 +1,11 @@
 """One shard of the CMI permutation null, with its own seed derived from (seed, shard)."""
 import logging
 
-from judgecal import api
-from judgecal.data import io
-from judgecal.scripting import run_step, write_parquet
+from polyjudge import api
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_parquet
 
-log = logging.getLogger("judgecal.cmi_null")
+log = logging.getLogger("polyjudge.cmi_null")
 
 
 def main(smk):

@@ -5,12 +5,12 @@ import logging
 
 import pandas as pd
 
-from judgecal.judges import Endpoint, load_prompt, protocols
-from judgecal.judges.runner import EndpointError, Stopped
-from judgecal.judges.stages import run_shard
-from judgecal.scripting import run_step, write_parquet
+from polyjudge.judges import Endpoint, load_prompt, protocols
+from polyjudge.judges.runner import EndpointError, Stopped
+from polyjudge.judges.stages import run_shard
+from polyjudge.scripting import run_step, write_parquet
 
-log = logging.getLogger("judgecal.collect")
+log = logging.getLogger("polyjudge.collect")
 
 
 def main(smk):

@@ -7,14 +7,14 @@ import logging
 
 import pandas as pd
 
-from judgecal.analyses.stopping import round_ends, stopping_status
-from judgecal.judges import Endpoint, load_prompt, protocols, rounds
-from judgecal.judges.cache import CallCache
-from judgecal.judges.runner import CallSet, EndpointError, RetryPolicy, Stopped, run_call_sets
-from judgecal.judges.stages import shared_budget
-from judgecal.scripting import run_step, write_csv, write_parquet
+from polyjudge.analyses.stopping import round_ends, stopping_status
+from polyjudge.judges import Endpoint, load_prompt, protocols, rounds
+from polyjudge.judges.cache import CallCache
+from polyjudge.judges.runner import CallSet, EndpointError, RetryPolicy, Stopped, run_call_sets
+from polyjudge.judges.stages import shared_budget
+from polyjudge.scripting import run_step, write_csv, write_parquet
 
-log = logging.getLogger("judgecal.collect")
+log = logging.getLogger("polyjudge.collect")
 
 
 def main(smk):

@@ -6,15 +6,15 @@ import logging
 import numpy as np
 import pandas as pd
 
-from judgecal.analyses import judge_ls
-from judgecal.cbc.band import bootstrap_band
-from judgecal.data import io
-from judgecal.judges import protocols, rounds
-from judgecal.report import figures
-from judgecal.judges.stages import read_calls
-from judgecal.scripting import run_step, write_csv, write_parquet
+from polyjudge.analyses import judge_ls
+from polyjudge.cbc.band import bootstrap_band
+from polyjudge.data import io
+from polyjudge.judges import protocols, rounds
+from polyjudge.report import figures
+from polyjudge.judges.stages import read_calls
+from polyjudge.scripting import run_step, write_csv, write_parquet
 
-log = logging.getLogger("judgecal.collect")
+log = logging.getLogger("polyjudge.collect")
 
 
 def main(smk):

@@ -6,12 +6,12 @@ import logging
 
 import pandas as pd
 
-from judgecal.analyses.stopping import forecast, round_ends
-from judgecal.data import io
-from judgecal.judges import protocols, rounds
-from judgecal.scripting import run_step, write_csv
+from polyjudge.analyses.stopping import forecast, round_ends
+from polyjudge.data import io
+from polyjudge.judges import protocols, rounds
+from polyjudge.scripting import run_step, write_csv
 
-log = logging.getLogger("judgecal.collect")
+log = logging.getLogger("polyjudge.collect")
 COLUMNS = ["panel", "scenario", "items", "calls", "cost_usd", "fraction_of_design", "source",
            "target", "note"]
 

@@ -2,16 +2,16 @@
 estimated tokens and cost of one endpoint (translations estimated as long as their source,
 translated conditions judged on the reference texts as stand-ins); rule collection_plan: the
 parts stacked (plan.csv, data rows only) and their totals apart (plan_total.csv); costs rounded
-for reading (judgecal.judges.readable_cost)."""
+for reading (polyjudge.judges.readable_cost)."""
 import logging
 
 import pandas as pd
 
-from judgecal.judges import (Endpoint, load_prompt, plan_table, plan_totals, protocols,
+from polyjudge.judges import (Endpoint, load_prompt, plan_table, plan_totals, protocols,
                              readable_cost)
-from judgecal.scripting import run_step, write_csv
+from polyjudge.scripting import run_step, write_csv
 
-log = logging.getLogger("judgecal.collect")
+log = logging.getLogger("polyjudge.collect")
 
 
 def endpoint_calls(smk, endpoint):

@@ -1,11 +1,11 @@
 """Decision-level agreement of Raw and CBC picks with the held-out additive-model oracle."""
 import logging
 
-from judgecal.analyses import heldout
-from judgecal.data import io
-from judgecal.scripting import run_step, write_json
+from polyjudge.analyses import heldout
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_json
 
-log = logging.getLogger("judgecal.decisions")
+log = logging.getLogger("polyjudge.decisions")
 
 
 def main(smk):

@@ -1,11 +1,11 @@
 """Delete a share of the cells at random; error of each incomplete-panel estimator's beta."""
 import logging
 
-from judgecal.analyses.missing import deletion_experiment
-from judgecal.data import io
-from judgecal.scripting import run_step, write_csv
+from polyjudge.analyses.missing import deletion_experiment
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_csv
 
-log = logging.getLogger("judgecal.deletion")
+log = logging.getLogger("polyjudge.deletion")
 
 
 def main(smk):

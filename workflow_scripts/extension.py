@@ -2,11 +2,11 @@
 bootstrap intervals, and how far the base judges' beta moved when they were added."""
 import logging
 
-from judgecal.analyses import extension
-from judgecal.data import io
-from judgecal.scripting import run_step, write_csv, write_json
+from polyjudge.analyses import extension
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_csv, write_json
 
-log = logging.getLogger("judgecal.extension")
+log = logging.getLogger("polyjudge.extension")
 
 def main(smk):
     panel = io.read_panel(smk.input.tensor)

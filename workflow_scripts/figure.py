@@ -2,12 +2,12 @@
 import json
 import logging
 
-from judgecal.data.io import read_table
-from judgecal.data.yamlfile import read_yaml
-from judgecal.report import figures
-from judgecal.scripting import run_step
+from polyjudge.data.io import read_table
+from polyjudge.data.yamlfile import read_yaml
+from polyjudge.report import figures
+from polyjudge.scripting import run_step
 
-log = logging.getLogger("judgecal.figure")
+log = logging.getLogger("polyjudge.figure")
 
 
 def published_taus(claims_path, panel):

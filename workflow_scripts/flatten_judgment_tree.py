@@ -1,10 +1,10 @@
 """Flatten the upstream Agent-as-a-Judge JSON tree into a requirement table."""
 import logging
 
-from judgecal.data.judgment_tree import flatten_judgment_tree
-from judgecal.scripting import run_step, write_parquet
+from polyjudge.data.judgment_tree import flatten_judgment_tree
+from polyjudge.scripting import run_step, write_parquet
 
-log = logging.getLogger("judgecal.flatten")
+log = logging.getLogger("polyjudge.flatten")
 
 
 def main(smk):

@@ -1,12 +1,12 @@
 """Held-out tau of every method over task bootstraps, full-fit tau and paired comparisons."""
 import logging
 
-from judgecal.analyses.heldout import heldout_tables
-from judgecal.analyses.verdicts import requirement_items, streamed_run_items
-from judgecal.data import io, shape
-from judgecal.scripting import run_step, write_csv, write_parquet
+from polyjudge.analyses.heldout import heldout_tables
+from polyjudge.analyses.verdicts import requirement_items, streamed_run_items
+from polyjudge.data import io, shape
+from polyjudge.scripting import run_step, write_csv, write_parquet
 
-log = logging.getLogger("judgecal.analyses.heldout")
+log = logging.getLogger("polyjudge.analyses.heldout")
 
 
 def main(smk):

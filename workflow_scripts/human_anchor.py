@@ -1,11 +1,11 @@
 """Human-anchor agreement of raw vs CBC panel decisions, with and without a tie tolerance."""
 import logging
 
-from judgecal.analyses import external
-from judgecal.data import io
-from judgecal.scripting import run_step, write_csv, write_json
+from polyjudge.analyses import external
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_csv, write_json
 
-log = logging.getLogger("judgecal.human_anchor")
+log = logging.getLogger("polyjudge.human_anchor")
 
 
 def main(smk):

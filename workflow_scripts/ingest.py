@@ -1,8 +1,8 @@
 """Validate a panel's raw inputs: the standard run table, the task-level tensor (framework
 means) and the cell-mean matrix, each its own file under results/{panel}/.
 
-A run table given alone is streamed (judgecal.data.streaming: bounded memory whatever its length),
-from one file or from a source of many (judgecal.data.sources: a folder, glob or list, fields from
+A run table given alone is streamed (polyjudge.data.streaming: bounded memory whatever its length),
+from one file or from a source of many (polyjudge.data.sources: a folder, glob or list, fields from
 the paths, JSON Lines);
 tables derived from requirement verdicts or preference files are built in memory first. Either
 way the runs pass the same checks and give the sufficient statistics of the tensor and of the
@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgecal.analyses import extension
-from judgecal.cbc import estimator
-from judgecal.data import io, sources, streaming
-from judgecal.data.checksums import sha256
-from judgecal.judges.diagnosis import missing_scores_note
-from judgecal.scripting import run_step, write_csv, write_json, write_parquet
+from polyjudge.analyses import extension
+from polyjudge.cbc import estimator
+from polyjudge.data import io, sources, streaming
+from polyjudge.data.checksums import sha256
+from polyjudge.judges.diagnosis import missing_scores_note
+from polyjudge.scripting import run_step, write_csv, write_json, write_parquet
 
-log = logging.getLogger("judgecal.ingest")
+log = logging.getLogger("polyjudge.ingest")
 
 
 def source_of(panel, inputs, name):

@@ -2,14 +2,14 @@
 import json
 import logging
 
-import judgecal
-from judgecal.analyses import judge_ls as _jl
-from judgecal.data import sources
-from judgecal.data.io import read_table
-from judgecal.judges.diagnosis import judge_ls_shortfall
-from judgecal.scripting import run_step, write_csv
+import polyjudge
+from polyjudge.analyses import judge_ls as _jl
+from polyjudge.data import sources
+from polyjudge.data.io import read_table
+from polyjudge.judges.diagnosis import judge_ls_shortfall
+from polyjudge.scripting import run_step, write_csv
 
-log = logging.getLogger("judgecal.analyses.judge_ls")
+log = logging.getLogger("polyjudge.analyses.judge_ls")
 
 
 def load_verdicts(smk, panel):
@@ -54,7 +54,7 @@ def main(smk):
         variants = {condition: (read_table(smk.input[f"variant_{condition}"]), variant["kind"])
                     for condition, variant in panel["variant_texts"].items()}
     truth = json.loads(open(smk.input.truth).read()) if "truth" in smk.input.keys() else None
-    result = judgecal.judge_ls(
+    result = polyjudge.judge_ls(
         verdicts, reference=panel["reference"], conditions=panel["conditions"],
         on_duplicate=panel["on_duplicate"], confidence=settings["confidence"], columns=columns,
         reference_texts=(read_table(smk.input.reference_texts) if variants is not None

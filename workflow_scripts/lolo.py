@@ -1,11 +1,11 @@
 """Leave-one-language-out: zero-shot calibration of a language the calibrator never saw."""
 import logging
 
-from judgecal.analyses.ablations import lolo
-from judgecal.data import io
-from judgecal.scripting import run_step, write_csv
+from polyjudge.analyses.ablations import lolo
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_csv
 
-log = logging.getLogger("judgecal.lolo")
+log = logging.getLogger("polyjudge.lolo")
 
 
 def main(smk):

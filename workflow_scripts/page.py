@@ -2,10 +2,10 @@
 import logging
 from pathlib import Path
 
-from judgecal.report.page import build_page
-from judgecal.scripting import run_step
+from polyjudge.report.page import build_page
+from polyjudge.scripting import run_step
 
-log = logging.getLogger("judgecal.page")
+log = logging.getLogger("polyjudge.page")
 
 
 def main(smk):

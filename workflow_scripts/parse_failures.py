@@ -1,11 +1,11 @@
 """beta and rankings with empty judge responses stored as unsatisfied vs treated as missing."""
 import logging
 
-from judgecal.analyses.missing import parse_failure_effect
-from judgecal.data import io
-from judgecal.scripting import run_step, write_csv
+from polyjudge.analyses.missing import parse_failure_effect
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_csv
 
-log = logging.getLogger("judgecal.parse_failures")
+log = logging.getLogger("polyjudge.parse_failures")
 
 
 def main(smk):

@@ -1,11 +1,11 @@
 """Requirement-type decomposition: Raw vs CBC held-out tau on requirement groups."""
 import logging
 
-from judgecal.analyses.ablations import requirement_type_ablation
-from judgecal.data import io
-from judgecal.scripting import run_step, write_csv
+from polyjudge.analyses.ablations import requirement_type_ablation
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_csv
 
-log = logging.getLogger("judgecal.requirement_type")
+log = logging.getLogger("polyjudge.requirement_type")
 
 
 def main(smk):

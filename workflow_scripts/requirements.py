@@ -1,10 +1,10 @@
 """Validate a panel's requirement-level verdicts (results/{panel}/requirements.parquet)."""
 import logging
 
-from judgecal.data import io, sources
-from judgecal.scripting import run_step, write_parquet
+from polyjudge.data import io, sources
+from polyjudge.scripting import run_step, write_parquet
 
-log = logging.getLogger("judgecal.requirements")
+log = logging.getLogger("polyjudge.requirements")
 
 
 def main(smk):

@@ -1,11 +1,11 @@
 """Rank reversal per backbone pair, top backbone per language, global reversal-count test."""
 import logging
 
-import judgecal
-from judgecal.data import io
-from judgecal.scripting import run_step, write_csv, write_json
+import polyjudge
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_csv, write_json
 
-log = logging.getLogger("judgecal.analyses.reversal")
+log = logging.getLogger("polyjudge.analyses.reversal")
 
 
 def main(smk):
@@ -14,7 +14,7 @@ def main(smk):
     # missing policy already, so empty cells are simply left out here
     tensor = io.read_table(smk.input.tensor)
     panel = io.read_panel(smk.input.tensor)
-    result = judgecal.reversal(tensor, fdr=settings["fdr"], permutations=settings["permutations"],
+    result = polyjudge.reversal(tensor, fdr=settings["fdr"], permutations=settings["permutations"],
                                seed=settings["seed"], languages=panel.languages,
                                backbones=panel.backbones, missing="omit",
                                source=smk.input.tensor)

@@ -2,10 +2,10 @@
 import json
 import logging
 
-from judgecal.analyses.judge_ls import simulate_audit_texts, simulate_judge_ls
-from judgecal.scripting import run_step, write_parquet
+from polyjudge.analyses.judge_ls import simulate_audit_texts, simulate_judge_ls
+from polyjudge.scripting import run_step, write_parquet
 
-log = logging.getLogger("judgecal.simulate_judge_ls")
+log = logging.getLogger("polyjudge.simulate_judge_ls")
 
 
 def main(smk):

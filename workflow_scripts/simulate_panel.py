@@ -3,11 +3,11 @@ import logging
 
 import pandas as pd
 
-from judgecal.analyses.synthetic import SIMULATION_SETTINGS, simulate_panel
-from judgecal.data.io import REQUIREMENT_COLUMNS
-from judgecal.scripting import run_step, write_csv, write_json, write_parquet
+from polyjudge.analyses.synthetic import SIMULATION_SETTINGS, simulate_panel
+from polyjudge.data.io import REQUIREMENT_COLUMNS
+from polyjudge.scripting import run_step, write_csv, write_json, write_parquet
 
-log = logging.getLogger("judgecal.simulate")
+log = logging.getLogger("polyjudge.simulate")
 
 
 def main(smk):

@@ -1,7 +1,7 @@
 """Coverage of the union radius and the bootstrap band across the simulation scenarios."""
-from judgecal.data.io import read_table
-from judgecal.report import figures
-from judgecal.scripting import run_step
+from polyjudge.data.io import read_table
+from polyjudge.report import figures
+from polyjudge.scripting import run_step
 
 
 def main(smk):

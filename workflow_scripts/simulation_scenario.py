@@ -3,10 +3,10 @@ import logging
 
 import pandas as pd
 
-from judgecal.analyses.simulation import simulate_scenario
-from judgecal.scripting import run_step, write_csv
+from polyjudge.analyses.simulation import simulate_scenario
+from polyjudge.scripting import run_step, write_csv
 
-log = logging.getLogger("judgecal.analyses.simulation")
+log = logging.getLogger("polyjudge.analyses.simulation")
 
 
 def main(smk):

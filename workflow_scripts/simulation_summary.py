@@ -3,9 +3,9 @@ import logging
 
 import pandas as pd
 
-from judgecal.scripting import run_step, write_csv
+from polyjudge.scripting import run_step, write_csv
 
-log = logging.getLogger("judgecal.analyses.simulation")
+log = logging.getLogger("polyjudge.analyses.simulation")
 
 
 def main(smk):

@@ -1,11 +1,11 @@
 """Task-count ablation: held-out tau and beta error against the number of tasks."""
 import logging
 
-from judgecal.analyses.ablations import task_count_ablation
-from judgecal.data import io
-from judgecal.scripting import run_step, write_csv
+from polyjudge.analyses.ablations import task_count_ablation
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_csv
 
-log = logging.getLogger("judgecal.task_count")
+log = logging.getLogger("polyjudge.task_count")
 
 
 def main(smk):

@@ -1,10 +1,10 @@
 """ANOVA with replication: is the task x language x backbone interaction negligible?"""
 import logging
 
-from judgecal.analyses.diagnostics import replicate_array, three_way_anova
-from judgecal.scripting import run_step, write_json
+from polyjudge.analyses.diagnostics import replicate_array, three_way_anova
+from polyjudge.scripting import run_step, write_json
 
-log = logging.getLogger("judgecal.three_way")
+log = logging.getLogger("polyjudge.three_way")
 
 
 def main(smk):

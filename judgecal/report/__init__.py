@@ -1,4 +1,0 @@
-"""Stage 4: what a reader looks at: ``figures`` (one module per analysis), ``claims`` (the
-published values beside the reproduced ones) and ``page`` (the self-contained results page,
-``results/index.html``, and ``judgecal compare``). Imports ``data``, ``cbc`` and ``analyses``.
-"""

@@ -1,0 +1,489 @@
+"""A CBC calibration fitted once and carried to new runs: :class:`Calibrator`.
+
+``Calibrator(...).fit(runs)`` learns the language x backbone interaction ``beta`` of a run table
+exactly as :func:`polyjudge.calibrate` does (same validation, same estimator, same numbers);
+``transform(new_runs)`` subtracts it from new scores of the same languages and backbones;
+``rank(new_runs)`` ranks the backbones within each language on the new runs with rank intervals
+and the probability of ranking first; ``save`` / ``load`` keep it in a small JSON file
+(docs/api.md, "A calibrator for new runs"; docs/methods.md section 10.6).
+
+The class follows scikit-learn's estimator conventions without importing scikit-learn: the
+constructor only stores its settings, ``fit`` learns, learned attributes end in ``_``, and
+``get_params`` / ``set_params`` make ``sklearn.base.clone`` work.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._version import __version__
+from .api import calibrate_panel, prepare_runs
+from .data import io
+from .data.atomic import write_atomically
+from .data.digest import training_sha256, training_sha256_file  # noqa: F401 (public here)
+from .data.errors import InputError, api_front
+
+FORMAT = "polyjudge-calibrator"
+FORMAT_VERSION = 1
+PARAMS = ("task", "language", "backbone", "score", "framework", "languages", "backbones",
+          "score_range", "missing", "estimator", "band_replicates", "band_level", "seed", "unseen")
+COLUMN_PARAMS = ("task", "language", "backbone", "score", "framework")
+UNSEEN_POLICIES = ("error", "raw")
+OUTPUT_COLUMNS = ("beta", "score_cbc", "score_cbc_low", "score_cbc_high", "calibrated")
+BAND_COLUMNS = ("se", "band_low", "band_high")
+EXPECTED_FILE = "a calibrator file written by Calibrator.save or `polyjudge fit`"
+DEFAULT_BAND_REPLICATES = 500
+"""Task bootstraps of the default band: about 0.02 s of CPU on 55 tasks x 8 languages x 6
+backbones, 0.7 s on 1,000 x 10 x 8 (docs/methods.md section 10.6)."""
+NO_BAND_WARNING = (
+    "rank intervals of a calibrator without a band take beta as exact, so they are too narrow "
+    "(about 0.90 coverage per language at a nominal 0.95: docs/methods.md section 10.6); fit "
+    "with a band for intervals that hold: Calibrator(band_replicates=500) (the default), "
+    "`polyjudge fit --band-replicates 500`, or `bands` in the fitting panel's analyses")
+
+
+def _checksum(document: dict) -> str:
+    """SHA-256 of the canonical JSON (sorted keys, no spaces) of ``document`` without its
+    ``checksum`` field."""
+    body = {key: value for key, value in document.items() if key != "checksum"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Calibrator:
+    """CBC learned on one run table and applied to new runs (scikit-learn estimator conventions).
+
+    Settings (stored as given; checked by :meth:`fit`): the column names ``task``,
+    ``language``, ``backbone``, ``score``, ``framework`` and ``languages``, ``backbones`` (axis
+    order of the fit; default natural sort), ``score_range``, ``missing``, ``estimator`` as in
+    :func:`polyjudge.calibrate` (the same order gives bit-identical beta); ``band_replicates``
+    (default :data:`DEFAULT_BAND_REPLICATES` task bootstraps, at least 100, for the simultaneous
+    band of :func:`polyjudge.cbc.band.bootstrap_band` at ``band_level``, seeded by ``seed``: it
+    gives calibrated scores their interval and :meth:`rank` the calibration's uncertainty, so
+    the default rank intervals hold; 0: no band, which an incomplete panel needs); ``unseen``
+    (``"error"``: refuse new runs of a language or backbone not fitted; ``"raw"``: pass them
+    through uncorrected, ``calibrated`` False).
+
+    Learned by :meth:`fit`: ``beta_`` (language, backbone, beta, n_runs, n_tasks and, with a
+    band, se, band_low, band_high = ``beta -/+ critical_value x se``), ``languages_``,
+    ``backbones_``, ``estimator_``, ``score_range_``, ``band_`` (level, n_replicates, seed,
+    critical_value; or None), ``training_sha256_`` (:func:`training_sha256`), ``n_runs_``,
+    ``n_tasks_``, ``version_`` (the polyjudge that fitted it).
+
+    >>> from polyjudge.analyses.synthetic import simulate_panel
+    >>> runs = simulate_panel(seed=1, n_tasks=20, n_languages=3, n_backbones=3).runs
+    >>> cal = Calibrator().fit(runs)
+    >>> cal.beta_.shape  # with the default band: se, band_low, band_high
+    (9, 8)
+    >>> out = cal.transform(runs)
+    >>> bool((out["score_cbc"] == out["score"] - out["beta"]).all())
+    True
+    """
+
+    def __init__(self, task: str = "task", language: str = "language",
+                 backbone: str = "backbone", score: str = "score",
+                 framework: str = "framework", languages=None, backbones=None,
+                 score_range=None, missing: str = "error",
+                 estimator: str | None = None,
+                 band_replicates: int = DEFAULT_BAND_REPLICATES,
+                 band_level: float = 0.95, seed: int = 0, unseen: str = "error"):
+        self.task = task
+        self.language = language
+        self.backbone = backbone
+        self.score = score
+        self.framework = framework
+        self.languages = languages
+        self.backbones = backbones
+        self.score_range = score_range
+        self.missing = missing
+        self.estimator = estimator
+        self.band_replicates = band_replicates
+        self.band_level = band_level
+        self.seed = seed
+        self.unseen = unseen
+
+    # --- scikit-learn conventions ----------------------------------------------------------------
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor settings, name -> value (``deep`` is accepted for scikit-learn)."""
+        return {name: getattr(self, name) for name in PARAMS}
+
+    def set_params(self, **params) -> "Calibrator":
+        """Change settings (names of the constructor); returns self. Refit afterwards."""
+        unknown = sorted(set(params) - set(PARAMS))
+        if unknown:
+            raise ValueError(f"invalid parameter(s) {unknown} for Calibrator; valid: {list(PARAMS)}")
+        for name, value in params.items():
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = Calibrator()
+        changed = [f"{name}={getattr(self, name)!r}" for name in PARAMS
+                   if getattr(self, name) != getattr(defaults, name)]
+        return f"Calibrator({', '.join(changed)})"
+
+    @property
+    def is_fitted(self) -> bool:
+        return hasattr(self, "beta_")
+
+    @property
+    def has_band(self) -> bool:
+        """Fitted with a band: calibrated scores get intervals, ranks use its uncertainty."""
+        return self.is_fitted and self.band_ is not None
+
+    def _columns(self) -> dict:
+        return {name: getattr(self, name) for name in COLUMN_PARAMS}
+
+    def _check_settings(self) -> None:
+        if self.unseen not in UNSEEN_POLICIES:
+            raise ValueError(f"unseen must be one of {UNSEEN_POLICIES}, got {self.unseen!r}")
+        replicates = self.band_replicates
+        if not isinstance(replicates, (int, np.integer)) or isinstance(replicates, bool) or (
+                replicates != 0 and replicates < 100):
+            raise ValueError("band_replicates must be 0 (no band) or an integer of at least 100, "
+                             f"got {replicates!r}")
+        if not 0 < self.band_level < 1:
+            raise ValueError(f"band_level must be in (0, 1), got {self.band_level!r}")
+        if self.score_range is not None and (len(self.score_range) != 2
+                                             or not self.score_range[0] < self.score_range[1]):
+            raise ValueError(f"score_range must be None or (low, high) with low < high, got "
+                             f"{self.score_range!r}")
+
+    def _check_fitted(self) -> None:
+        if not self.is_fitted:
+            raise ValueError("this Calibrator is not fitted yet: call fit(runs) or "
+                             "Calibrator.load(path) first")
+
+    # --- fit -------------------------------------------------------------------------------------
+
+    @api_front
+    def fit(self, runs: pd.DataFrame, y=None, *, source="runs") -> "Calibrator":
+        """Learn ``beta`` from a run table (validated as :func:`polyjudge.calibrate` does;
+        ``source`` names it in error messages). ``y`` is ignored (scikit-learn). Returns self."""
+        self._check_settings()
+        checked, panel = prepare_runs(runs, **self._columns(), languages=self.languages,
+                                      backbones=self.backbones, score_range=self.score_range,
+                                      missing=self.missing, source=source)
+        return self.fit_panel(panel, len(checked), training_sha256(checked), source=source)
+
+    def fit_panel(self, panel, n_runs: int, sha256: str, *, source="runs") -> "Calibrator":
+        """:meth:`fit` on the task-level panel of validated runs already averaged (the
+        workflow's ``tensor.parquet``), with their number and :func:`training_sha256`: the run
+        table itself is not needed (the workflow hashes it in batches,
+        :func:`training_sha256_file`). Returns self."""
+        self._check_settings()
+        result = calibrate_panel(panel, n_runs=n_runs, r2=(math.nan, math.nan),
+                                 estimator=self.estimator, source=source)
+        beta = result.beta.copy()
+        beta["n_runs"] = panel.n_runs.sum(axis=0).ravel().astype(np.int64)
+        beta["n_tasks"] = np.isfinite(panel.values).sum(axis=0).ravel().astype(np.int64)
+        band = None
+        if self.band_replicates:
+            if not panel.is_complete:
+                missing = int((~np.isfinite(panel.values)).sum())
+                raise InputError(source, f"{missing} task x language x backbone cells are "
+                                 f"missing: the bootstrap band (band_replicates="
+                                 f"{self.band_replicates}) needs a complete panel",
+                                 "a complete panel, or band_replicates=0 (`polyjudge fit "
+                                 "--band-replicates 0`) to fit without a band (rank intervals "
+                                 "then take beta as exact and are too narrow)")
+            from .cbc.band import bootstrap_band
+            fitted = bootstrap_band(panel, int(self.band_replicates), self.seed, self.band_level)
+            critical = float(fitted.critical_value)
+            beta["se"] = fitted.frame["se"].to_numpy(dtype=float)
+            beta["band_low"] = beta["beta"] - critical * beta["se"]
+            beta["band_high"] = beta["beta"] + critical * beta["se"]
+            band = {"level": float(self.band_level), "n_replicates": int(self.band_replicates),
+                    "seed": self.seed, "critical_value": critical}
+        self.beta_ = beta
+        self.languages_ = list(panel.languages)
+        self.backbones_ = list(panel.backbones)
+        self.estimator_ = result.estimator
+        self.score_range_ = None if self.score_range is None else [
+            float(self.score_range[0]), float(self.score_range[1])]
+        self.band_ = band
+        self.training_sha256_ = sha256
+        self.n_runs_ = int(n_runs)
+        self.n_tasks_ = int(panel.shape[0])
+        self.version_ = __version__
+        return self
+
+    # --- transform -------------------------------------------------------------------------------
+
+    def _standard(self, runs: pd.DataFrame, source) -> pd.DataFrame:
+        """New runs validated as the training runs were (columns, keys, scores in range)."""
+        if not isinstance(runs, pd.DataFrame):
+            raise TypeError(f"runs must be a pandas DataFrame, got {type(runs).__name__}")
+        clash = [c for c in OUTPUT_COLUMNS if c in runs.columns]
+        if clash:
+            raise InputError(source, f"already has column(s) {clash}",
+                             f"a run table without the columns {list(OUTPUT_COLUMNS)} that "
+                             "calibrating adds (is it calibrated already?)")
+        frame = io.rename_columns(runs, self._columns())
+        io.validate_runs(frame, source, self.score_range_, self.missing)
+        return io.with_single_framework(frame)
+
+    def _lookup(self, languages, backbones, source):
+        """Row of ``beta_`` of each (language, backbone), -1 where unseen (refused unless
+        ``unseen="raw"``)."""
+        table = pd.MultiIndex.from_arrays([self.beta_["language"].astype(str),
+                                           self.beta_["backbone"].astype(str)])
+        wanted = pd.MultiIndex.from_arrays([pd.Series(languages).astype(str).to_numpy(),
+                                            pd.Series(backbones).astype(str).to_numpy()])
+        position = table.get_indexer(wanted)
+        if (position < 0).any() and self.unseen != "raw":
+            raise self._unseen_error(wanted[position < 0].unique(), source)
+        return position
+
+    def _unseen_error(self, pairs, source) -> InputError:
+        pairs = sorted(pairs, key=lambda p: (io.natural_key(p[0]), io.natural_key(p[1])))
+        languages = sorted({l for l, _ in pairs} - set(self.languages_), key=io.natural_key)
+        backbones = sorted({b for _, b in pairs} - set(self.backbones_), key=io.natural_key)
+        new = "; ".join(part for part in (
+            f"new language(s) {languages}" if languages else "",
+            f"new backbone(s) {backbones}" if backbones else "") if part)
+        shown = [list(p) for p in pairs[:10]] + (["..."] if len(pairs) > 10 else [])
+        return InputError(
+            source, f"{len(pairs)} (language, backbone) pair(s) the calibrator was not fitted on: "
+            f"{shown} ({new})",
+            f"languages {self.languages_} and backbones {self.backbones_} (the calibrator's), or "
+            "unseen='raw' (`polyjudge apply --unseen raw`) to pass those runs through uncorrected "
+            "and flagged calibrated=False; beta of a language or backbone cannot be inferred "
+            "from the others (docs/methods.md section 10.6): refit on a panel that includes it")
+
+    @api_front
+    def transform(self, runs: pd.DataFrame, *, source="runs") -> pd.DataFrame:
+        """The runs (your columns, same rows in the same order) with columns ``beta``,
+        ``score_cbc`` (= score - beta), with a band ``score_cbc_low`` / ``score_cbc_high``
+        (= score - band_high / score - band_low) and ``calibrated`` (False where
+        ``unseen="raw"`` passed a run through: beta NaN, score_cbc = score)."""
+        self._check_fitted()
+        self._check_settings()
+        frame = self._standard(runs, source)
+        position = self._lookup(frame["language"], frame["backbone"], source)
+        seen = position >= 0
+        score = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=float)
+
+        def column(name):
+            values = self.beta_[name].to_numpy(dtype=float)
+            return np.where(seen, values[np.where(seen, position, 0)], np.nan)
+
+        out = runs.copy()
+        beta = column("beta")
+        out["beta"] = beta
+        out["score_cbc"] = np.where(seen, score - beta, score)
+        if self.has_band:
+            out["score_cbc_low"] = np.where(seen, score - column("band_high"), score)
+            out["score_cbc_high"] = np.where(seen, score - column("band_low"), score)
+        out["calibrated"] = seen
+        return out
+
+    def fit_transform(self, runs: pd.DataFrame, y=None, *, source="runs") -> pd.DataFrame:
+        """``fit(runs)`` then ``transform(runs)``."""
+        return self.fit(runs, source=source).transform(runs, source=source)
+
+    # --- rank ------------------------------------------------------------------------------------
+
+    @api_front
+    def rank(self, runs: pd.DataFrame, n_replicates: int = 1000, level: float = 0.95,
+             seed: int = 0, *, source="runs") -> pd.DataFrame:
+        """Rank the backbones within each language on new runs, raw and calibrated.
+
+        One row per language x backbone of the new runs: language, backbone, n_tasks, mean_raw
+        (mean over the new tasks of the task-level scores), beta, mean_cbc (mean_raw - beta),
+        rank_raw, rank_cbc (1 = best; ties share the lower rank), rank_low, rank_high (the
+        ``level`` interval of the calibrated rank) and p_first (share of replicates in which the
+        backbone ranks first in its language), calibrated. Replicate ``r`` resamples the new
+        tasks (a ``(R, n)`` weight matrix) and, with a band, draws ``beta*_r`` from the
+        calibrator's per-cell standard errors with the correlation of a double-centred matrix
+        (docs/methods.md section 10.6); without a band beta is taken as exact, the intervals
+        are too narrow, and a warning (:data:`NO_BAND_WARNING`) says so.
+        """
+        self._check_fitted()
+        if not self.has_band:
+            warnings.warn(NO_BAND_WARNING, UserWarning, stacklevel=2)
+        if n_replicates < 100:
+            raise ValueError(f"use at least 100 replicates for rank intervals, got {n_replicates}")
+        if not 0 < level < 1:
+            raise ValueError(f"level must be in (0, 1), got {level}")
+        from .cbc.estimator import rank_within_language
+        from .data.panel import nanmean
+        if any(c in runs.columns for c in OUTPUT_COLUMNS):
+            self._standard(runs, source)  # the same refusal as transform
+        _, panel = prepare_runs(runs, **self._columns(), score_range=self.score_range_,
+                                missing=self.missing, source=source)
+        lang, bb = np.meshgrid(panel.languages, panel.backbones, indexing="ij")
+        self._lookup(lang.ravel(), bb.ravel(), source)  # refuses unseen pairs unless "raw"
+        rows = np.array([self.languages_.index(l) if l in self.languages_ else -1
+                         for l in panel.languages])
+        cols = np.array([self.backbones_.index(b) if b in self.backbones_ else -1
+                         for b in panel.backbones])
+        seen = (rows[:, None] >= 0) & (cols[None, :] >= 0)
+        grid = np.ix_(np.maximum(rows, 0), np.maximum(cols, 0))
+        beta = np.where(seen, self._grid("beta")[grid], 0.0)
+        means = nanmean(panel.values, axis=0)
+        replicated = self._replicate_ranks(panel.values, beta, seen, grid, n_replicates, seed)
+        valid = np.isfinite(replicated)
+        with np.errstate(invalid="ignore"):
+            low = np.nanquantile(replicated, (1 - level) / 2, axis=0, method="lower")
+            high = np.nanquantile(replicated, (1 + level) / 2, axis=0, method="higher")
+            p_first = (replicated == 1).sum(axis=0) / valid.sum(axis=0)
+        frame = panel.matrix_frame(means, "mean_raw")
+        frame.insert(2, "n_tasks", np.isfinite(panel.values).sum(axis=0).ravel())
+        frame["beta"] = np.where(seen, beta, np.nan).ravel()
+        frame["mean_cbc"] = (means - beta).ravel()
+        frame["rank_raw"] = rank_within_language(means).ravel()
+        frame["rank_cbc"] = rank_within_language(means - beta).ravel()
+        frame["rank_low"] = low.ravel().astype(int)
+        frame["rank_high"] = high.ravel().astype(int)
+        frame["p_first"] = p_first.ravel()
+        frame["calibrated"] = seen.ravel()
+        return frame
+
+    def _grid(self, name: str) -> np.ndarray:
+        """A column of ``beta_`` as the (languages, backbones) matrix."""
+        return self.beta_[name].to_numpy(dtype=float).reshape(len(self.languages_),
+                                                              len(self.backbones_))
+
+    def _replicate_ranks(self, values, beta, seen, grid, n_replicates: int, seed) -> np.ndarray:
+        """``(R, k, m)`` calibrated ranks of ``R`` replicates (NaN where a replicate's cell has
+        no task), stacked: the new tasks' bootstrap weights and the beta draws are arrays.
+
+        ``beta`` (k, m) of the new panel's cells (0 where unseen), ``seen`` their mask and
+        ``grid`` their index into the calibrator's (languages, backbones) matrices."""
+        from .cbc.bootstrap import replicate_chunk, task_bootstrap_chunks, weighted_cell_means
+        from .cbc.estimator import double_center, rank_by_count
+        n, k, m = values.shape
+        big_k, big_m = len(self.languages_), len(self.backbones_)
+        task_stream, beta_stream = map(np.random.default_rng,
+                                       np.random.SeedSequence(seed).spawn(2))
+        if self.has_band:
+            se = np.where(seen, self._grid("se")[grid], 0.0)
+            scale = math.sqrt((1 - 1 / big_k) * (1 - 1 / big_m))
+        ranks = []
+        chunk = replicate_chunk(n_replicates, n + 4 * (k * m * m + big_k * big_m))
+        for bootstrap in task_bootstrap_chunks(n, n_replicates, task_stream, chunk):
+            means = weighted_cell_means(values, bootstrap.counts)
+            if self.has_band:
+                z = double_center(beta_stream.standard_normal((len(means), big_k, big_m)))
+                means = means - (beta + se * z[(slice(None), *grid)] / scale)
+            else:
+                means = means - beta
+            ranks.append(np.where(np.isfinite(means), rank_by_count(means), np.nan))
+        return np.concatenate(ranks)
+
+    # --- the file --------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict:
+        """The calibrator file's content (see :meth:`save`)."""
+        self._check_fitted()
+        settings = self.get_params()
+        if settings["score_range"] is not None:
+            settings["score_range"] = [float(x) for x in settings["score_range"]]
+        for axis in ("languages", "backbones"):
+            if settings[axis] is not None:
+                settings[axis] = [str(label) for label in settings[axis]]
+        cells = []
+        for row in self.beta_.itertuples(index=False):
+            cell = {"language": str(row.language), "backbone": str(row.backbone),
+                    "beta": float(row.beta), "n_runs": int(row.n_runs),
+                    "n_tasks": int(row.n_tasks)}
+            if self.band_ is not None:
+                cell.update({name: float(getattr(row, name)) for name in BAND_COLUMNS})
+            cells.append(cell)
+        document = {
+            "format": FORMAT, "format_version": FORMAT_VERSION, "polyjudge_version": self.version_,
+            "estimator": self.estimator_, "score_range": self.score_range_,
+            "languages": list(self.languages_), "backbones": list(self.backbones_),
+            "settings": settings,
+            "training": {"sha256": self.training_sha256_, "n_runs": self.n_runs_,
+                         "n_tasks": self.n_tasks_},
+            "band": self.band_, "cells": cells}
+        document["checksum"] = _checksum(document)
+        return document
+
+    def save(self, path) -> Path:
+        """Write the calibrator as indented JSON (UTF-8), atomically. Fields: format,
+        format_version, polyjudge_version, estimator, score_range, languages, backbones,
+        settings, training (sha256, n_runs, n_tasks), band, cells (language, backbone, beta,
+        n_runs, n_tasks[, se, band_low, band_high]) and checksum (SHA-256 of the canonical JSON
+        of the rest). Returns the path."""
+        text = json.dumps(self.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        write_atomically(path, lambda temporary: Path(temporary).write_text(text,
+                                                                             encoding="utf-8"))
+        return Path(path)
+
+    @classmethod
+    def load(cls, path) -> "Calibrator":
+        """Read a file of :meth:`save`; refuses (:class:`~polyjudge.data.errors.InputError`
+        naming the file) one that is not a calibrator, comes from a newer format or whose
+        checksum no longer matches its content."""
+        path = Path(path)
+        if not path.is_file():
+            raise InputError(path, "file not found", EXPECTED_FILE)
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise InputError(path, f"is not a calibrator file: not JSON ({error})", EXPECTED_FILE)
+        if not isinstance(document, dict) or document.get("format") != FORMAT:
+            raise InputError(path, f"is not a calibrator file: no \"format\": \"{FORMAT}\"",
+                             EXPECTED_FILE)
+        version = document.get("format_version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise InputError(path, f"has an invalid format_version {version!r}", EXPECTED_FILE)
+        if version > FORMAT_VERSION:
+            raise InputError(path, f"written by a newer polyjudge (format {version}); this polyjudge "
+                             f"reads format {FORMAT_VERSION}: upgrade",
+                             f"format_version {FORMAT_VERSION} or lower, or a newer polyjudge "
+                             "(pip install --upgrade polyjudge)")
+        if document.get("checksum") != _checksum(document):
+            raise InputError(path, "its checksum does not match its content: the file was edited "
+                             "or damaged", f"{EXPECTED_FILE}, unchanged (fit again to change it)")
+        try:
+            return cls._from_dict(document)
+        except (KeyError, TypeError, ValueError) as error:
+            raise InputError(path, f"is not a valid calibrator file ({type(error).__name__}: "
+                             f"{error})", EXPECTED_FILE)
+
+    @classmethod
+    def _from_dict(cls, document: dict) -> "Calibrator":
+        settings = dict(document["settings"])
+        if settings.get("score_range") is not None:
+            settings["score_range"] = tuple(settings["score_range"])
+        for axis in ("languages", "backbones"):
+            if settings.get(axis) is not None:
+                settings[axis] = list(settings[axis])
+        calibrator = cls(**settings)
+        cells = document["cells"]
+        band = document["band"]
+        columns = ["language", "backbone", "beta", "n_runs", "n_tasks"] + (
+            list(BAND_COLUMNS) if band is not None else [])
+        beta = pd.DataFrame({name: [cell[name] for cell in cells] for name in columns})
+        for name in columns[2:]:
+            beta[name] = beta[name].astype(np.int64 if name in ("n_runs", "n_tasks") else float)
+        languages, backbones = list(document["languages"]), list(document["backbones"])
+        grid = np.meshgrid(languages, backbones, indexing="ij")
+        if (list(beta["language"]) != list(grid[0].ravel())
+                or list(beta["backbone"]) != list(grid[1].ravel())):
+            raise ValueError("cells must list every language x backbone pair in the order of "
+                             "languages and backbones")
+        calibrator.beta_ = beta
+        calibrator.languages_ = languages
+        calibrator.backbones_ = backbones
+        calibrator.estimator_ = document["estimator"]
+        calibrator.score_range_ = document["score_range"]
+        calibrator.band_ = band
+        training = document["training"]
+        calibrator.training_sha256_ = training["sha256"]
+        calibrator.n_runs_ = training["n_runs"]
+        calibrator.n_tasks_ = training["n_tasks"]
+        calibrator.version_ = document["polyjudge_version"]
+        return calibrator

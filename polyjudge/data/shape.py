@@ -1,0 +1,73 @@
+"""What a panel's shape must allow before CBC can run, said with the fixes that work.
+
+CBC's interaction beta needs at least two languages and two backbones, and every language x
+backbone cell observed on some task: no estimator and no ``missing`` setting fills a cell
+without any task. These checks name the labels at fault and only fixes that would work.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InputError
+from .panel import Panel
+
+
+def empty_pairs(observed: np.ndarray, languages, backbones) -> tuple[list[tuple], str]:
+    """Language x backbone cells without any task (``observed[l, b]`` False), by their labels,
+    and the fixes that work: no estimator fills such a cell (beta is not identified there), so
+    only removing the languages or the backbones they are in (where at least two of each are
+    left) or judging the cells does."""
+    empty = ~np.asarray(observed, dtype=bool)
+    cells = [(languages[l], backbones[b]) for l, b in zip(*np.nonzero(empty))]
+    bad_languages = [languages[l] for l in np.flatnonzero(empty.any(axis=1))]
+    bad_backbones = [backbones[b] for b in np.flatnonzero(empty.any(axis=0))]
+    fixes = []
+    if len(languages) - len(bad_languages) >= 2:
+        fixes.append(f"remove the runs of language(s) {bad_languages}")
+    if len(backbones) - len(bad_backbones) >= 2:
+        fixes.append(f"remove the runs of backbone(s) {bad_backbones}")
+    fixes.append("have those cells judged")
+    return cells, ", or ".join(fixes)
+
+
+def named_pairs(cells: list[tuple], limit: int = 6) -> str:
+    """``(en, gpt), (de, gpt), ...``: the first ``limit`` cells by their labels."""
+    return ", ".join(f"({l}, {b})" for l, b in cells[:limit]) + (
+        ", ..." if len(cells) > limit else "")
+
+
+def empty_pairs_error(source, observed: np.ndarray, languages, backbones) -> InputError:
+    cells, fix = empty_pairs(observed, languages, backbones)
+    return InputError(source, f"{len(cells)} language x backbone cell(s) have no run of any "
+                      f"task: {named_pairs(cells)}; beta is not identified there, whatever the "
+                      "estimator or `missing` setting", fix)
+
+
+def require_pairs(panel: Panel, source) -> None:
+    """Stop, naming them and the fixes that work, if language x backbone cells have no task."""
+    observed = np.isfinite(panel.values).any(axis=0)
+    if not observed.all():
+        raise empty_pairs_error(source, observed, panel.languages, panel.backbones)
+
+
+def require_two_way(panel: Panel, source, what: str = "CBC") -> None:
+    """Stop, saying what can still be run, unless the panel has two languages and two backbones.
+
+    beta is what is left of the language x backbone table of means after each language's and
+    each backbone's mean is removed: with one language (or one backbone) there is nothing left,
+    and the radius and the rankings within languages have no meaning."""
+    k, m = len(panel.languages), len(panel.backbones)
+    if k >= 2 and m >= 2:
+        return
+    def count(n, axis, labels):
+        named = ", ".join(labels[:3]) + (", ..." if n > 3 else "")
+        return f"{n} {axis}{'' if n == 1 else 's'} ({named})"
+    raise InputError(source, f"has {count(k, 'language', panel.languages)} and "
+                     f"{count(m, 'backbone', panel.backbones)}: {what} needs at least 2 "
+                     "languages and at least 2 backbones (the language x backbone interaction "
+                     "is zero by definition on a single language or backbone)",
+                     "runs of the same tasks in at least 2 languages, each judged by at least "
+                     "2 backbones. What still runs on this panel: the raw mean score of each "
+                     "backbone in each language (Python: polyjudge.prepare_runs(runs) gives the "
+                     "task-level panel; workflow: snakemake --cores 2 "
+                     "results/<panel>/cell_means.csv)")

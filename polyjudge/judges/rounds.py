@@ -1,0 +1,161 @@
+"""Collecting a pointwise panel in rounds until a precision target is met (``collect.stop``).
+
+Items are drawn in one seeded random order without replacement (:func:`item_order`); each
+round draws the next items, each with its whole language x judge block (chosen and rejected
+response), so the double-centred contrasts stay exact and paired.
+After each round the workflow evaluates the confidence sequences on the margins of the items
+drawn so far (:func:`margin_array`) and stops or goes on; rounds end where
+``polyjudge.analyses.stopping.round_ends`` says, as in the replay and the forecast. The order
+depends only on the seed and the item table, so a rerun with another target or round size finds
+every call it made in the cache. Pure: no calls, no statistics (those are in
+``polyjudge.analyses.stopping``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .protocols import POINTWISE
+
+STOPPING_COLUMNS = ["round", "items", "calls", "calls_made_this_run", "cost_usd",
+                    "max_beta_halfwidth", "undecided_pairs", "undecided", "stop", "reason"]
+TARGET_KEYS = ("beta_halfwidth", "decisions")
+
+
+def check_stop(name: str, panel: dict, panels: dict) -> list[str]:
+    """Problems of a panel's ``collect.stop`` block, each naming the key (empty: fine)."""
+    stop = panel.get("collect", {}).get("stop")
+    if stop is None:
+        return []
+    where = f"  panel '{name}': `collect.stop"
+    if panel["kind"] != "preference_margins":
+        return [f"{where}` is for pointwise collections (preference_margins); a pairwise "
+                "Judge-LS collection is collected in full (remove `stop`)"]
+    problems = []
+    if all(stop.get(k) is None for k in TARGET_KEYS):
+        problems.append(f"{where}` names no target: set `beta_halfwidth` and/or `decisions`")
+    if stop.get("decisions") and stop.get("epsilon") is None:
+        problems.append(f"{where}.epsilon` is needed with `decisions` (a margin > 0 in score "
+                        "units: without one, near-ties never stop)")
+    if stop.get("epsilon") is not None and stop["epsilon"] <= 0:
+        problems.append(f"{where}.epsilon` must be > 0, not {stop['epsilon']}")
+    if not 0 < stop.get("level", 0.95) < 1:
+        problems.append(f"{where}.level` must be in (0, 1), not {stop['level']}")
+    if stop.get("max_items") is not None and stop["min_items"] > stop["max_items"]:
+        problems.append(f"{where}.min_items` ({stop['min_items']}) is above `max_items` "
+                        f"({stop['max_items']})")
+    source = stop.get("forecast_from")
+    if source is not None and source not in panels and not source.endswith(".parquet"):
+        problems.append(f"{where}.forecast_from` '{source}' is neither a panel of the config "
+                        "nor a tensor Parquet file")
+    if source == name:
+        problems.append(f"{where}.forecast_from` cannot be the panel itself (use null for its "
+                        "pilot round)")
+    return problems
+
+
+def item_ids(items: pd.DataFrame) -> pd.Series:
+    return items["subset"] + "\x1f" + items["item_index"]
+
+
+def item_order(items: pd.DataFrame, seed: int) -> np.ndarray:
+    """The items (ids, in file order of first appearance) in the seeded random draw order."""
+    ids = pd.unique(item_ids(items))
+    return ids[np.random.default_rng(seed).permutation(len(ids))]
+
+
+def design_items(n_items: int, stop: dict) -> int:
+    """Items a collection may draw at most: ``max_items``, or the whole item table."""
+    return min(n_items, stop["max_items"] or n_items)
+
+
+def stopping_target(stop: dict, score_range, n_design: int) -> dict:
+    """The target dict :func:`polyjudge.analyses.stopping.stopping_status` reads."""
+    target = {k: v for k, v in stop.items() if k not in ("forecast_from", "forecast_orders",
+                                                         "seed")}
+    return {**target, "score_range": list(score_range),
+            "design_items": design_items(n_design, stop)}
+
+
+def describe_target(stop: dict) -> str:
+    parts = []
+    if stop.get("beta_halfwidth") is not None:
+        parts.append(f"every beta cell within +-{stop['beta_halfwidth']}")
+    if stop.get("decisions"):
+        parts.append(f"every {' and '.join(stop['decisions'])} pair settled (epsilon "
+                     f"{stop['epsilon']})")
+    return (" and ".join(parts) + f", {stop['sequence']} sequence at level {stop['level']}")
+
+
+def margin_array(calls: pd.DataFrame, ids, languages, judges) -> np.ndarray:
+    """Margins chosen - rejected, shape (items in ``ids`` order, languages, judges); NaN where a
+    score is missing or unparseable (the cell is left out, as ``missing: omit`` reads it)."""
+    rows = calls[calls["stage"] == POINTWISE]
+    score = pd.to_numeric(rows["value"].where(rows["status"] == "ok"), errors="coerce")
+    frame = pd.DataFrame({"id": rows["subset"].astype(str) + "\x1f" + rows["item"].astype(str),
+                          "language": rows["language"], "judge": rows["endpoint"],
+                          "side": rows["side"], "score": score})
+    wide = frame.pivot_table(index=["id", "language", "judge"], columns="side", values="score",
+                             aggfunc="first", dropna=False)
+    margin = (wide.get("chosen") - wide.get("rejected")) if len(wide) else pd.Series(dtype=float)
+    index = pd.MultiIndex.from_product([list(ids), list(languages), list(judges)],
+                                       names=["id", "language", "judge"])
+    values = margin.reindex(index).to_numpy(float)
+    return values.reshape(len(ids), len(languages), len(judges))
+
+
+def round_row(round_number: int, items: int, calls: pd.DataFrame, status) -> dict:
+    """One row of ``stopping.csv``: what was collected after this round and what it decided."""
+    done = calls[calls["status"].isin(["ok", "parse_failure"])].drop_duplicates("key")
+    undecided = list(status.undecided_pairs)
+    return {"round": round_number, "items": items, "calls": len(done),
+            "calls_made_this_run": int((~done["cached"]).sum()),
+            "cost_usd": float(done["cost"].sum()),
+            "max_beta_halfwidth": float(status.max_beta_halfwidth),
+            "undecided_pairs": len(undecided), "undecided": "; ".join(undecided),
+            "stop": bool(status.stop), "reason": status.reason}
+
+
+def unmet_message(panel: str, stop: dict, row: dict, n_design: int) -> str:
+    """Why the target was not met, with the widths reached and what is still undecided."""
+    limit = ("max_items" if stop["max_items"] and stop["max_items"] < n_design
+             else "the item table")
+    text = (f"{panel}: the target ({describe_target(stop)}) was not met within {limit} "
+            f"({row['items']} items, {row['calls']} calls, ${row['cost_usd']:.4f}): the widest "
+            f"beta half-width reached is {row['max_beta_halfwidth']:.4g}")
+    if stop.get("beta_halfwidth") is not None:
+        text += f" (target {stop['beta_halfwidth']})"
+    if row["undecided_pairs"]:
+        text += f"; {row['undecided_pairs']} pair(s) undecided: {row['undecided']}"
+    return text + ". The items collected are kept and analysed."
+
+
+def design_note(stopping: pd.DataFrame | None) -> str:
+    """usage.csv's ``design``: the full design, or how the collection was stopped adaptively."""
+    if stopping is None or stopping.empty:
+        return "full design"
+    last = stopping.iloc[-1]
+    how = last["reason"] if bool(last["stop"]) else f"not stopped: {last['reason']}"
+    return (f"stopped adaptively after round {int(last['round'])}: {int(last['items'])} items "
+            f"({how})")
+
+
+def intervals_table(sequence: pd.DataFrame, bands: pd.DataFrame, stopping: pd.DataFrame
+                    ) -> pd.DataFrame:
+    """Each beta cell's confidence-sequence interval at the stop (valid at the data-dependent
+    stopping time) beside the fixed-n task-bootstrap band of the items collected (valid for a
+    sample size fixed in advance only), labelled as such; then the backbone pairs."""
+    items = int(stopping.iloc[-1]["items"])
+    beta = sequence[sequence["kind"] == "beta"]
+    band = bands[["language", "backbone", "band_low", "band_high"]].rename(
+        columns={"band_low": "fixed_n_band_low", "band_high": "fixed_n_band_high"})
+    merged = beta.merge(band.astype({"language": str, "backbone": str}), how="left",
+                        on=["language", "backbone"])
+    merged = merged.rename(columns={"lower": "sequence_low", "upper": "sequence_high"})
+    merged["sequence"] = "confidence sequence at the stop (valid at any stopping time)"
+    merged["fixed_n_band"] = (f"task-bootstrap band of the {items} items collected, fixed-n "
+                              "(not valid at a data-dependent stop; for comparison)")
+    pairs = sequence[sequence["kind"] != "beta"].rename(columns={"lower": "sequence_low",
+                                                                 "upper": "sequence_high"})
+    pairs = pairs.assign(sequence="confidence sequence at the stop (valid at any stopping time)")
+    return pd.concat([merged, pairs], ignore_index=True)
