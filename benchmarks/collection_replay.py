@@ -15,8 +15,9 @@ each with its whole language x judge block, and decides after every round
 
 For every target it runs `polyjudge.analyses.stopping.replay` (the vectorised twin of the
 workflow's `stopping_status`, tested equal) over `--orders` seeded orders with three rules: the
-asymptotic sequence (the default), the exact bounded sequence, and the naive rule that rechecks
-a fixed-n Student-t interval (Bonferroni over the same quantities) after every round. For the
+asymptotic sequence (the default), the exact betting sequence (on `--betting-orders` orders),
+and the naive rule that rechecks a fixed-n Student-t interval (Bonferroni over the same
+quantities) after every round. For the
 beta targets it also replays the naive rule with the workflow's task-bootstrap band
 (`cbc/bands.csv`: bootstrap-t max-|t| over the cells, `polyjudge.analyses.simulation.stacked_band`)
 on `--band-orders` orders. Under sampling without replacement the full panel is the truth.
@@ -28,6 +29,7 @@ with its sign), coverage of the tested quantities at every round from `min_items
 stop.
 
     python benchmarks/collection_replay.py [--orders 1000] [--seed 2025] [--band-orders 100]
+        [--betting-orders 100]
         [--band-only] [--panels mrewardbench devai synthetic]
         [--out results/benchmarks/collection_replay.csv]
 """
@@ -48,7 +50,7 @@ from polyjudge.analyses.synthetic import simulate_panel
 from polyjudge.data import io
 
 REPO = Path(__file__).resolve().parents[1]
-RULES = {"asymptotic": "sequence, asymptotic (default)", "bounded": "sequence, exact bounded",
+RULES = {"asymptotic": "sequence, asymptotic (default)", "betting": "sequence, exact betting",
          "fixed_n": "naive: fixed-n t-interval rechecked"}
 
 
@@ -124,16 +126,18 @@ def band_replay(scores, target, n_orders, seed, round_items, n_replicates=200):
 
 
 def run_targets(name, scores, labels, score_range, targets, args, truth=None, band=True,
-                max_items=None):
+                max_items=None, range_only_for_betting=False):
     rows = []
     for label, target in targets:
         for sequence, rule in ({} if args.band_only else RULES).items():
-            full = {**target, "sequence": sequence, "score_range": score_range,
+            known = score_range if sequence == "betting" or not range_only_for_betting else None
+            full = {**target, "sequence": sequence, "score_range": known,
                     "design_items": max_items or len(scores), "max_items": max_items}
             start = time.process_time()
-            frame = replay(scores, full, args.orders, args.seed, target["round_items"], *labels,
+            orders = args.betting_orders if sequence == "betting" else args.orders
+            frame = replay(scores, full, orders, args.seed, target["round_items"], *labels,
                            truth=None if truth is None else truth(full, labels))
-            rows.append({"panel": name, "target": label, "rule": rule, "orders": args.orders,
+            rows.append({"panel": name, "target": label, "rule": rule, "orders": orders,
                          **summarise(frame), "cpu_s": time.process_time() - start})
         if band and "beta_halfwidth" in target and args.band_orders:
             start = time.process_time()
@@ -169,6 +173,8 @@ def main():
     parser.add_argument("--orders", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=2025)
     parser.add_argument("--band-orders", type=int, default=100)
+    parser.add_argument("--betting-orders", type=int, default=100,
+                        help="orders for the betting sequence (its grid makes it the slow rule)")
     parser.add_argument("--band-only", action="store_true",
                         help="only the task-bootstrap band rule (the slow part; run it beside "
                              "a run with --band-orders 0)")
@@ -210,7 +216,8 @@ def synthetic(args):
         ("decisions: calibrated, epsilon 0.05", {**synth, "decisions": ["calibrated"],
                                                  "epsilon": 0.05}),
         ("beta_halfwidth 0.1", {**synth, "beta_halfwidth": 0.1}),
-    ], args, truth=planted_truth(planted), band=False, max_items=2000)
+    ], args, truth=planted_truth(planted), band=False, max_items=2000,
+       range_only_for_betting=True)  # Gaussian scores have no range; [-8, 8] bounds the pool
 
 
 PANELS = {"mrewardbench": mrewardbench, "devai": devai, "synthetic": synthetic}

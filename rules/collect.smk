@@ -242,6 +242,7 @@ rule collection_forecast:
         unpack(forecast_inputs),
         plan="results/{panel}/collect/plan.csv",
         item_table=collect_items,
+        prompt=lambda wc: prompt_file(wc.panel, "pointwise"),
     output:
         forecast="results/{panel}/collect/forecast.csv",
     log:

@@ -57,17 +57,21 @@ def job_pids(name):
 
 @pytest.mark.slow
 def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
-    stop = {"beta_halfwidth": 0.4, "round_items": 8, "min_items": 8}
+    # no score_range: the sequence's range is derived from the 1-5 rubric ([-4, 4] margins)
+    stop = {"beta_halfwidth": 1.0, "round_items": 8, "min_items": 8}
     targets = ["results/pw/collect/stopping.csv", "results/pw/collect/usage.csv",
                "results/pw/cbc/beta.csv"]
     with JudgeServer(pointwise=SCORERS, faults={"429": 0.03, "500": 0.03},
                      unparseable={"scorer_y": 0.02}, api_key=SECRET, latency=0.02) as server:
         config = stop_config(tmp_path, server.base_url, stop)
+        del config["panels"]["pw"]["score_range"]
         snakemake(tmp_path, config, *targets)
         rounds = pd.read_csv(tmp_path / "results/pw/collect/stopping.csv")
         last = rounds.iloc[-1]
-        assert last["stop"] and last["reason"] == "beta_halfwidth 0.4 reached"
-        assert rounds["stop"].sum() == 1 and last["max_beta_halfwidth"] <= 0.4
+        assert last["stop"] and last["reason"] == "beta_halfwidth 1.0 reached"
+        assert rounds["stop"].sum() == 1 and last["max_beta_halfwidth"] <= 1.0
+        # no interval before 20 informative items: the first round's widths are infinite
+        assert rounds.loc[0, "max_beta_halfwidth"] == float("inf")
         assert list(rounds["items"]) == [8 * (r + 1) for r in range(len(rounds))]
         assert last["items"] < 40
         # call for call: every round's calls are its items' whole blocks, each answered once
@@ -87,7 +91,7 @@ def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
         assert usage["design"].str.startswith(f"stopped adaptively after round {len(rounds)}").all()
 
         # a tighter target continues; SIGTERM in the middle of a round loses no paid call
-        config["panels"]["pw"]["collect"]["stop"]["beta_halfwidth"] = 0.2
+        config["panels"]["pw"]["collect"]["stop"]["beta_halfwidth"] = 0.3
         path = tmp_path / "collect.yaml"
         path.write_text(yaml.safe_dump(config))
         env = {**os.environ, "PYTHONPATH": str(REPO), "POLYJUDGE_TEST_KEY": SECRET}
@@ -111,16 +115,16 @@ def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
         assert no_repeated_answers(server)
         rounds = pd.read_csv(tmp_path / "results/pw/collect/stopping.csv")
         last = rounds.iloc[-1]
-        # 0.2 is out of reach with 40 items: stopped at the item table, widths reached named
+        # 0.3 is out of reach with 40 items: stopped at the item table, widths reached named
         assert not last["stop"] and last["reason"] == "target not met: item table exhausted"
-        assert last["items"] == 40 and last["max_beta_halfwidth"] > 0.2
+        assert last["items"] == 40 and last["max_beta_halfwidth"] > 0.3
         assert len(answered(server)) == len(cache_records(tmp_path)) == last["calls"]
         assert last["calls_made_this_run"] == last["calls"] - interrupted
         log = (tmp_path / "results/pw/logs/judge_pointwise_rounds.log").read_text()
         assert "was not met within the item table" in log and "widest beta half-width" in log
         # a looser target calls nothing: it stops where the first run stopped, from the cache
         everything = len(answered(server))
-        config["panels"]["pw"]["collect"]["stop"]["beta_halfwidth"] = 0.4
+        config["panels"]["pw"]["collect"]["stop"]["beta_halfwidth"] = 1.0
         snakemake(tmp_path, config, targets[0])
         assert len(answered(server)) == everything
         again = pd.read_csv(tmp_path / "results/pw/collect/stopping.csv")

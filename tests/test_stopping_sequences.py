@@ -1,5 +1,6 @@
 """Confidence sequences (polyjudge.analyses.stopping.sequences): closed forms, a loop
-implementation of each formula, coverage by simulation, and the reference package `ville`."""
+implementation of each formula, the small-sample guards, coverage by simulation, and the
+reference package `ville`."""
 import math
 
 import numpy as np
@@ -60,36 +61,57 @@ def test_the_asymptotic_half_width_is_infinite_until_the_observations_differ():
     np.testing.assert_allclose(mean[:, 0], [2.0, 2.0, 2.0, 2.25])
 
 
-def loop_bernstein(x, alpha, lo, hi, cap=0.5):
-    """WSR (2024) eq. 13 written one observation at a time."""
-    y = (x - lo) / (hi - lo)
-    mu_prev, var_prev, sum_y, sum_dev = 0.5, 0.25, 0.0, 0.0
-    sum_lam = sum_lam_y = penalty = 0.0
-    bounds = []
+def test_the_asymptotic_guards_hold_the_width_open_on_few_or_equal_values():
+    # one informative block in 20 (a calibrated pass/fail pair, values in eighths, range
+    # [-1, 1]): the plain interval [-0.019, 0.032] excludes a true 0.04; regularised by one
+    # pseudo-observation of the range's largest variance (1), it does not
+    x = np.zeros((40, 1))
+    x[5, 0] = 0.125
+    mean, plain = seq.asymptotic_cs(x, 0.001, 20)
+    _, guarded = seq.asymptotic_cs(x, 0.001, 20, prior_var=1.0, prior_n=1.0)
+    assert mean[19, 0] + plain[19, 0] < 0.04 < mean[19, 0] + guarded[19, 0]
+    # the burn-in: no interval before 20 non-zero values, whatever the variance
+    x = np.where(np.arange(60)[:, None] % 2 == 0, 1.0, 0.0)
+    _, half = seq.asymptotic_cs(x, 0.01, 30, min_nonzero=20)
+    assert np.isinf(half[:38, 0]).all() and np.isfinite(half[38:, 0]).all()
+
+
+def loop_betting(x, alpha, lo, hi, grid, cap=0.5):
+    """WSR (2024)'s hedged capital written one observation and one candidate at a time: the
+    interval of candidates not rejected, widened to the neighbouring rejected candidates."""
+    y = [(v - lo) / (hi - lo) for v in x]
+    bounds, var_prev, sum_y, sum_dev = [], 0.25, 0.0, 0.0
+    log_up = {c: 0.0 for c in grid}
+    log_down = {c: 0.0 for c in grid}
     for i, yi in enumerate(y, start=1):
-        lam = min(math.sqrt(2 * math.log(2 / alpha) / (var_prev * i * math.log(1 + i))), cap)
-        penalty += 4 * (yi - mu_prev) ** 2 * (-math.log(1 - lam) - lam) / 4
-        sum_lam += lam
-        sum_lam_y += lam * yi
-        centre, half = sum_lam_y / sum_lam, (math.log(2 / alpha) + penalty) / sum_lam
-        bounds.append((lo + (hi - lo) * max(centre - half, 0),
-                       lo + (hi - lo) * min(centre + half, 1)))
+        lam = math.sqrt(2 * math.log(2 / alpha) / (var_prev * i * math.log(1 + i)))
+        for c in grid:
+            m = (c - lo) / (hi - lo)
+            log_up[c] += math.log1p(min(lam, cap / m) * (yi - m))
+            log_down[c] += math.log1p(-min(lam, cap / (1 - m)) * (yi - m))
+        threshold = math.log(2 / alpha)
+        below = [c for c in grid if log_up[c] >= threshold]
+        above = [c for c in grid if log_down[c] >= threshold]
+        bounds.append((max(below, default=lo), min(above, default=hi)))
         sum_y += yi
-        mu_prev = (0.5 + sum_y) / (i + 1)
-        sum_dev += (yi - mu_prev) ** 2
+        mu = (0.5 + sum_y) / (i + 1)
+        sum_dev += (yi - mu) ** 2
         var_prev = (0.25 + sum_dev) / (i + 1)
     return np.array(bounds)
 
 
-def test_bernstein_cs_equals_the_formula_written_as_a_loop():
+def test_betting_cs_equals_the_formula_written_as_a_loop():
     rng = np.random.default_rng(2)
-    x = np.stack([rng.uniform(0, 1, 80), rng.beta(2, 5, 80) * 16 - 8], axis=1)
-    lower, upper = seq.bernstein_cs(x, np.array([0.05, 0.001]), np.array([0.0, -8.0]),
-                                    np.array([1.0, 8.0]))
-    for q, (alpha, lo, hi) in enumerate([(0.05, 0.0, 1.0), (0.001, -8.0, 8.0)]):
-        expected = loop_bernstein(x[:, q], alpha, lo, hi)
-        np.testing.assert_allclose(lower[:, q], expected[:, 0], rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(upper[:, q], expected[:, 1], rtol=1e-10, atol=1e-12)
+    x = np.stack([rng.uniform(0, 1, 60), rng.beta(2, 5, 60) * 16 - 8], axis=1)
+    lo, hi = np.array([0.0, -8.0]), np.array([1.0, 8.0])
+    grid = seq.betting_grid(lo, hi, 40, points=(np.array([0.3, 0.0]),))
+    lower, upper = seq.betting_cs(x, np.array([0.05, 0.001]), lo, hi, grid)
+    for q, alpha in enumerate([0.05, 0.001]):
+        expected = loop_betting(x[:, q], alpha, lo[q], hi[q], list(grid[:, q]))
+        # the reported bounds are the next floats inside the rejected candidates
+        np.testing.assert_allclose(lower[:, q], expected[:, 0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(upper[:, q], expected[:, 1], rtol=1e-12, atol=1e-12)
+        assert (lower[:, q] <= upper[:, q]).all()
 
 
 def ever_missed(lower, upper, truth, start=0):
@@ -107,8 +129,10 @@ def test_sequences_cover_at_every_time_and_the_rechecked_t_interval_does_not():
     mean, half = seq.fixed_n_interval(normal, alpha)
     miss_naive = ever_missed(mean - half, mean + half, 0.3, start=20).mean()
     skewed = rng.beta(0.5, 3.0, size=(n_streams, 300, 1))
-    lower, upper = seq.bernstein_cs(skewed, alpha, 0.0, 1.0)
-    miss_bounded = ever_missed(lower, upper, 0.5 / 3.5).mean()
+    truth = 0.5 / 3.5
+    lower, upper = seq.betting_cs(skewed, alpha, 0.0, 1.0,
+                                  seq.betting_grid(0.0, 1.0, 50, points=(truth,)))
+    miss_bounded = ever_missed(lower, upper, truth).mean()
     mc = 3 * math.sqrt(alpha * (1 - alpha) / n_streams)  # three Monte-Carlo standard errors
     assert miss_asym <= alpha + mc
     assert miss_bounded <= alpha  # exact and conservative
@@ -129,10 +153,15 @@ def test_agrees_with_the_reference_package_ville():
     ville = pytest.importorskip("ville")
     rng = np.random.default_rng(4)
     x = rng.normal(0.2, 0.6, size=300).clip(-8, 8)
-    eb = ville.EmpiricalBernsteinCS(bounds=(-8, 8), alpha=0.01, intersect=False).fit(x)
-    lower, upper = seq.bernstein_cs(x[:, None], 0.01, -8.0, 8.0)
-    np.testing.assert_allclose(lower[:, 0], eb.lower_, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(upper[:, 0], eb.upper_, rtol=1e-10, atol=1e-12)
+    # ville's hedged-capital betting CS on its own grid of 2,001 candidates in [0, 1] (ours on
+    # the same candidates): both widen to the neighbouring rejected candidate
+    bet = ville.BettingCS(bounds=(-8, 8), alpha=0.01, grid=2001, intersect=False).fit(x)
+    candidates = -8 + 16 * np.linspace(0, 1, 2001)[1:-1, None]
+    lower, upper = seq.betting_cs(x[:, None], 0.01, -8.0, 8.0, candidates)
+    step = 16 / 2000
+    np.testing.assert_allclose(lower[:, 0], bet.lower_, atol=step * 1.001)
+    np.testing.assert_allclose(upper[:, 0], bet.upper_, atol=step * 1.001)
+    assert (np.abs(lower[:, 0] - bet.lower_) > 1e-9).mean() < 0.5
     # ville's asymptotic CS: the same boundary in its precision parametrisation (1 / rho^2),
     # with its numerically optimised rho and ddof-1 variance
     rho = seq.mixture_rho(0.01, 100)

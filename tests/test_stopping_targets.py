@@ -2,6 +2,7 @@
 backbone differences, missing blocks are left out, the decision follows the target, and the
 sequences cover planted values at every round, also with cells missing at random."""
 import numpy as np
+import pandas as pd
 import pytest
 
 from polyjudge.analyses.stopping import check_target, contrast_plan, stopping_status
@@ -35,16 +36,70 @@ def test_the_mean_contrasts_are_beta_and_the_backbone_differences():
     assert counts.to_dict() == {"beta": 12, "raw": 18, "calibrated": 6}
 
 
-def test_an_item_with_a_missing_cell_is_left_out_of_every_contrast_and_counted():
+def test_each_quantity_uses_every_item_that_has_its_cells():
     rng = np.random.default_rng(1)
     scores = panel(40, rng)
     holed = scores.copy()
-    holed[[3, 17], [0, 2], [1, 3]] = np.nan
+    holed[[3, 17], [0, 2], [1, 3]] = np.nan          # en x b in item 3, zh x d in item 17
     status = stopping_status(holed, DECIDE, LANGS, BBS)
-    complete = stopping_status(np.delete(scores, [3, 17], axis=0), DECIDE, LANGS, BBS)
     assert (status.n_items, status.n_complete_items) == (40, 38)
-    np.testing.assert_allclose(status.cells[["estimate", "lower", "upper"]],
-                               complete.cells[["estimate", "lower", "upper"]])
+    cells = status.cells.set_index("label")
+    # a beta cell needs the whole block: the incomplete items are left out
+    complete = stopping_status(np.delete(scores, [3, 17], axis=0), DECIDE, LANGS, BBS)
+    beta = status.cells["kind"] == "beta"
+    np.testing.assert_allclose(status.cells.loc[beta, ["estimate", "lower", "upper"]],
+                               complete.cells.loc[beta, ["estimate", "lower", "upper"]])
+    assert (status.cells.loc[beta, "n_items"] == 38).all()
+    # a raw pair needs its two cells: en b-c loses item 3 only, de a-b loses none
+    assert cells.loc["raw/en: b vs c", "n_items"] == 39
+    assert cells.loc["raw/de: a vs b", "n_items"] == 40
+    assert cells.loc["raw/de: a vs b", "estimate"] == pytest.approx(
+        (scores[:, 1, 0] - scores[:, 1, 1]).mean(), abs=1e-10)
+    # a calibrated pair averages its differences over the languages that have both cells
+    diff = holed[:, :, 1] - holed[:, :, 3]
+    per_item = np.nanmean(diff, axis=1)
+    assert cells.loc["calibrated: b vs d", "n_items"] == 40
+    assert cells.loc["calibrated: b vs d", "estimate"] == pytest.approx(per_item.mean(),
+                                                                        abs=1e-10)
+
+
+def test_rounded_off_zero_contrasts_do_not_pass_for_certainty():
+    """Twenty pass/fail blocks whose contrasts are exactly 0 (all pass; one whole language
+    failing; one whole judge failing) leave the float product's 1e-17 residue; they must not
+    stop a beta_halfwidth target, and no finite half-width falls below the scores'
+    resolution (here 1/(3 x 4) of a pass)."""
+    blocks = np.ones((20, len(LANGS), len(BBS)))
+    blocks[5:10, 1, :] = 0.0                         # a whole language fails
+    blocks[10:15, :, 2] = 0.0                        # a whole judge fails
+    for sequence, score_range in (("asymptotic", [0, 1]), ("asymptotic", None),
+                                  ("betting", [0, 1])):
+        target = {"beta_halfwidth": 0.05, "sequence": sequence, "score_range": score_range}
+        status = stopping_status(blocks, target, LANGS, BBS)
+        assert not status.stop, sequence
+        half = status.cells["halfwidth"]
+        assert (half[np.isfinite(half)] >= 1 / 12).all(), sequence
+    _, _, x = targets.item_contrasts(blocks, check_target({"beta_halfwidth": 0.05}))
+    assert (x == 0).all()
+
+
+def test_an_exhausted_table_claims_no_interval_on_too_few_items():
+    from polyjudge.judges.rounds import NOT_YET, intervals_table
+
+    rng = np.random.default_rng(8)
+    scores = panel(2, rng)
+    status = stopping_status(scores, {"beta_halfwidth": 0.1, **DECIDE}, LANGS, BBS)
+    assert not status.cells["valid"].any() and not status.stop
+    assert np.isinf(status.cells["halfwidth"]).all()
+    bands = status.cells.loc[status.cells["kind"] == "beta", ["language", "backbone"]].assign(
+        band_low=-1.0, band_high=1.0)
+    stopping = pd.DataFrame({"items": [2]})
+    table = intervals_table(status.cells, bands, stopping)
+    assert (table["sequence"] == NOT_YET).all()
+    # with 20 informative items the intervals are finite and labelled as sequences
+    status = stopping_status(panel(25, rng), {"beta_halfwidth": 0.1, **DECIDE}, LANGS, BBS)
+    assert status.cells["valid"].all()
+    table = intervals_table(status.cells, bands, pd.DataFrame({"items": [25]}))
+    assert table["sequence"].str.startswith("confidence sequence").all()
 
 
 def test_the_union_bound_splits_the_error_over_the_tested_quantities():
@@ -94,9 +149,9 @@ def test_a_beta_halfwidth_target_stops_when_every_cell_is_narrow_enough():
     assert status.stop and status.max_beta_halfwidth <= 0.5
     tight = stopping_status(scores, {"beta_halfwidth": 0.05}, LANGS, BBS)
     assert not tight.stop and "12 beta cell(s) wider than 0.05" in tight.reason
-    bounded = stopping_status(scores.clip(-10, 10), {"beta_halfwidth": 0.5, "sequence": "bounded",
+    betting = stopping_status(scores.clip(-10, 10), {"beta_halfwidth": 0.5, "sequence": "betting",
                                                      "score_range": [-10, 10]}, LANGS, BBS)
-    assert bounded.max_beta_halfwidth > status.max_beta_halfwidth  # pays for the range
+    assert betting.max_beta_halfwidth > status.max_beta_halfwidth  # pays for the range
 
 
 def test_no_complete_item_gives_infinite_intervals():
@@ -112,8 +167,8 @@ def test_no_complete_item_gives_infinite_intervals():
     ({"decisions": ["ranked"], "epsilon": 0.1}, "decisions"),
     ({"beta_halfwidth": 0.1, "level": 1.0}, "level"),
     ({"beta_halfwidth": -1}, "beta_halfwidth"),
-    ({"beta_halfwidth": 0.1, "sequence": "bounded"}, "score_range"),
-    ({"beta_halfwidth": 0.1, "sequence": "betting"}, "sequence"),
+    ({"beta_halfwidth": 0.1, "sequence": "betting"}, "score_range"),
+    ({"beta_halfwidth": 0.1, "sequence": "bounded"}, "sequence"),
 ])
 def test_unusable_targets_name_the_key(bad, key):
     with pytest.raises(ValueError, match=key):
@@ -123,7 +178,7 @@ def test_unusable_targets_name_the_key(bad, key):
 def test_simultaneous_coverage_at_every_round_with_cells_missing_at_random():
     """400 panels of 600 items with a planted beta and backbone effects; 5% of the cells are
     missing completely at random (about 45% of the items lose one). Every quantity of both
-    decision kinds and every beta cell, at every round of 25 items from 50 on."""
+    decision kinds and every beta cell, on every item it uses from its 50th on."""
     rng = np.random.default_rng(4)
     beta = double_center(rng.normal(0, 0.5, (len(LANGS), len(BBS))))
     backbone = np.array([0.4, 0.2, 0.0, -0.3])
@@ -132,13 +187,14 @@ def test_simultaneous_coverage_at_every_round_with_cells_missing_at_random():
     truth = coefs @ (backbone + beta).ravel()
     scores = panel(400 * 600, rng, backbone, beta).reshape(400, 600, len(LANGS), len(BBS))
     scores[rng.random(scores.shape) < 0.05] = np.nan
-    flat = scores.reshape(400, 600, -1)
-    complete = np.isfinite(flat).all(axis=-1)
-    n_used = complete.sum(axis=1).min()
-    x = np.stack([flat[i, complete[i]][:n_used] @ coefs.T for i in range(400)])
-    _, lower, upper = targets.sequence_bounds(x, plan, coefs, target)
-    rounds = np.arange(49, n_used, 25)
-    missed = ((lower[:, rounds] > truth) | (upper[:, rounds] < truth)).any(axis=(1, 2))
+    x = np.stack([targets.item_contrasts(s, target, LANGS, BBS)[2] for s in scores])
+    used = np.isfinite(x).sum(axis=1)
+    # a pair loses only the items missing one of its own cells (about 10% for a raw pair), a
+    # beta cell every incomplete block (about 45%)
+    assert (used[:, plan["kind"] != "beta"] > 500).all() and (used[:, :12] < 400).all()
+    _, lower, upper = targets.sequence_bounds(targets.used_first(x), plan, coefs, target)
+    looked = (np.arange(600)[None, :, None] >= 49) & (np.arange(600)[None, :, None] < used[:, None])
+    missed = (((lower > truth) | (upper < truth)) & looked).any(axis=(1, 2))
     assert missed.mean() <= 0.1 + 3 * np.sqrt(0.09 / 400)
 
 
@@ -149,7 +205,7 @@ def test_the_replay_decides_exactly_as_stopping_status_on_the_items_drawn():
     rng = np.random.default_rng(5)
     scores = panel(120, rng, backbone=(0.6, 0.3, 0.0, -0.1), sd=0.8)
     scores[[4, 50, 51], 1, 2] = np.nan
-    for sequence in ("asymptotic", "bounded"):
+    for sequence in ("asymptotic", "betting"):
         target = {"beta_halfwidth": 0.6, **DECIDE, "min_items": 20, "sequence": sequence,
                   "score_range": [-12, 12]}
         checked = replay_target(target)
@@ -162,9 +218,17 @@ def test_the_replay_decides_exactly_as_stopping_status_on_the_items_drawn():
             stops = []
             for r, end in enumerate(ends):
                 status = stopping_status(scores[order[:end]], target, LANGS, BBS)
-                assert status.n_complete_items == t_used[o, r]
-                np.testing.assert_allclose(status.cells["lower"], lower[o, r], rtol=1e-9)
-                np.testing.assert_allclose(status.cells["upper"], upper[o, r], rtol=1e-9)
+                assert (status.cells["n_items"] == t_used[o, r]).all()
+                # the betting sequence's pairs are tested at their decision points only in a
+                # replay (exact there); the bounds of the beta cells, and every decision, agree
+                same = (plan["kind"] == "beta").to_numpy() | (sequence == "asymptotic")
+                np.testing.assert_allclose(status.cells["lower"][same], lower[o, r][same],
+                                           rtol=1e-9)
+                np.testing.assert_allclose(status.cells["upper"][same], upper[o, r][same],
+                                           rtol=1e-9)
+                np.testing.assert_array_equal(
+                    status.cells["settled"], targets.settled(plan, lower[o, r], upper[o, r],
+                                                             checked))
                 stops.append(status.stop)
             first = ends[stops.index(True)] if any(stops) else 120
             assert frame.loc[o, "stop_items"] == first

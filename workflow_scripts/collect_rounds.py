@@ -33,7 +33,7 @@ def main(smk):
                                        stop["round_items"], stop["min_items"])]
     if smk.rule == "judge_pointwise_pilot":
         ends = ends[:1]
-    target = rounds.stopping_target(stop, panel["score_range"], len(order))
+    target = rounds.stopping_target(stop, panel["score_range"], len(order), prompt.answer)
     log.info("%s: rounds of %d items (the first %d; at most %d of %d) until %s", name,
              stop["round_items"], ends[0],
              ends[-1], len(order), rounds.describe_target(stop))

@@ -8,7 +8,7 @@ import pandas as pd
 
 from polyjudge.analyses.stopping import forecast, round_ends
 from polyjudge.data import io
-from polyjudge.judges import protocols, rounds
+from polyjudge.judges import load_prompt, protocols, rounds
 from polyjudge.scripting import run_step, write_csv
 
 log = logging.getLogger("polyjudge.collect")
@@ -61,7 +61,8 @@ def main(smk):
                 "stop.forecast_from to an earlier panel")
         rows.append({"scenario": "to the target", "source": source, "note": note})
     else:
-        target = rounds.stopping_target(stop, panel["score_range"], len(order))
+        answer = load_prompt(smk.input.prompt, protocols.PROMPT_FIELDS["pointwise"]).answer
+        target = rounds.stopping_target(stop, panel["score_range"], len(order), answer)
         result = forecast(scores, target, len(order), n_sims=stop["forecast_orders"],
                           seed=stop["seed"])
         note = (f"{result['share_not_met']:.0%} of {result['n_sims']} simulated collections did "

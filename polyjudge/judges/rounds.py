@@ -39,6 +39,10 @@ def check_stop(name: str, panel: dict, panels: dict) -> list[str]:
                         "units: without one, near-ties never stop)")
     if stop.get("epsilon") is not None and stop["epsilon"] <= 0:
         problems.append(f"{where}.epsilon` must be > 0, not {stop['epsilon']}")
+    if stop.get("sequence") == "betting" and panel.get("score_range") is None:
+        problems.append(f"{where}.sequence` betting needs the margins' range: set the panel's "
+                        "`score_range` (e.g. [-4, 4] for a 1-5 rubric), or use the asymptotic "
+                        "sequence")
     if not 0 < stop.get("level", 0.95) < 1:
         problems.append(f"{where}.level` must be in (0, 1), not {stop['level']}")
     if stop.get("max_items") is not None and stop["min_items"] > stop["max_items"]:
@@ -69,11 +73,24 @@ def design_items(n_items: int, stop: dict) -> int:
     return min(n_items, stop["max_items"] or n_items)
 
 
-def stopping_target(stop: dict, score_range, n_design: int) -> dict:
-    """The target dict :func:`polyjudge.analyses.stopping.stopping_status` reads."""
+def margin_range(score_range, answer=None):
+    """The range of a margin (chosen - rejected): the panel's ``score_range``, else the one the
+    rubric's answer bounds allow (``[min - max, max - min]``, [-4, 4] for a 1-5 rubric), else
+    None (the asymptotic sequence needs none)."""
+    if score_range is not None:
+        return [float(v) for v in score_range]
+    low, high = getattr(answer, "minimum", None), getattr(answer, "maximum", None)
+    if low is None or high is None:
+        return None
+    return [float(low - high), float(high - low)]
+
+
+def stopping_target(stop: dict, score_range, n_design: int, answer=None) -> dict:
+    """The target dict :func:`polyjudge.analyses.stopping.stopping_status` reads; its range is
+    :func:`margin_range`."""
     target = {k: v for k, v in stop.items() if k not in ("forecast_from", "forecast_orders",
                                                          "seed")}
-    return {**target, "score_range": list(score_range),
+    return {**target, "score_range": margin_range(score_range, answer),
             "design_items": design_items(n_design, stop)}
 
 
@@ -140,6 +157,18 @@ def design_note(stopping: pd.DataFrame | None) -> str:
             f"({how})")
 
 
+VALID = "confidence sequence at the stop (valid at any stopping time, docs/methods.md 10.7)"
+NOT_YET = ("not yet valid: too few informative items for the sequence's guarantee (no interval "
+           "is claimed)")
+
+
+def sequence_label(cells: pd.DataFrame) -> pd.Series:
+    """What each interval is: a confidence sequence, or not yet one (an infinite bound)."""
+    valid = np.isfinite(cells["sequence_low"].astype(float)) \
+        & np.isfinite(cells["sequence_high"].astype(float))
+    return pd.Series(np.where(valid, VALID, NOT_YET), index=cells.index)
+
+
 def intervals_table(sequence: pd.DataFrame, bands: pd.DataFrame, stopping: pd.DataFrame
                     ) -> pd.DataFrame:
     """Each beta cell's confidence-sequence interval at the stop (valid at the data-dependent
@@ -152,10 +181,10 @@ def intervals_table(sequence: pd.DataFrame, bands: pd.DataFrame, stopping: pd.Da
     merged = beta.merge(band.astype({"language": str, "backbone": str}), how="left",
                         on=["language", "backbone"])
     merged = merged.rename(columns={"lower": "sequence_low", "upper": "sequence_high"})
-    merged["sequence"] = "confidence sequence at the stop (valid at any stopping time)"
+    merged["sequence"] = sequence_label(merged)
     merged["fixed_n_band"] = (f"task-bootstrap band of the {items} items collected, fixed-n "
                               "(not valid at a data-dependent stop; for comparison)")
     pairs = sequence[sequence["kind"] != "beta"].rename(columns={"lower": "sequence_low",
                                                                  "upper": "sequence_high"})
-    pairs = pairs.assign(sequence="confidence sequence at the stop (valid at any stopping time)")
+    pairs = pairs.assign(sequence=sequence_label(pairs))
     return pd.concat([merged, pairs], ignore_index=True)

@@ -6,9 +6,9 @@ item orders of a complete panel; ``forecast`` predicts the items and calls a tar
 a pilot or an earlier panel; ``round_ends`` gives the item counts after which rounds decide.
 """
 from .replay import forecast, replay, round_ends
-from .sequences import asymptotic_cs, bernstein_cs, fixed_n_interval, mixture_boundary, mixture_rho
+from .sequences import asymptotic_cs, betting_cs, fixed_n_interval, mixture_boundary, mixture_rho
 from .targets import StopStatus, check_target, contrast_plan, stopping_status
 
-__all__ = ["StopStatus", "asymptotic_cs", "bernstein_cs", "check_target", "contrast_plan",
+__all__ = ["StopStatus", "asymptotic_cs", "betting_cs", "check_target", "contrast_plan",
            "fixed_n_interval", "forecast", "mixture_boundary", "mixture_rho", "replay",
            "round_ends", "stopping_status"]

@@ -40,30 +40,28 @@ def replay_target(target: dict) -> dict:
     return targets.check_target(target)
 
 
-def drawn_bounds(x: np.ndarray, draws: np.ndarray, ends: np.ndarray, plan, coefs, target):
-    """Per collection and round: the complete items used and the estimate, lower and upper
-    bound of every quantity, exactly as :func:`~.targets.stopping_status` gives them on the
-    items drawn so far. ``x``: contrasts of the pool's items (NaN rows: an item with a missing
-    cell); ``draws``: collections x items drawn (pool indices, in drawing order)."""
-    complete = np.isfinite(x).all(axis=1)[draws]
-    # each collection's complete items first, in drawing order; the rest is never read
-    order = np.argsort(~complete, axis=1, kind="stable")
-    x_ordered = np.nan_to_num(x[np.take_along_axis(draws, order, axis=1)])
-    t_used = np.cumsum(complete, axis=1)[:, ends - 1]
-    est, lower, upper = targets.sequence_bounds(x_ordered, plan, coefs, target)
-    idx = np.maximum(t_used - 1, 0)[..., None]
-    picked = [np.take_along_axis(a, idx, axis=1) for a in (est, lower, upper)]
-    empty = (t_used == 0)[..., None]
-    return (t_used, np.where(empty, np.nan, picked[0]), np.where(empty, -np.inf, picked[1]),
-            np.where(empty, np.inf, picked[2]))
+def drawn_bounds(x: np.ndarray, draws: np.ndarray, ends: np.ndarray, plan, coefs, target,
+                 truth=None):
+    """Per collection and round: the items each quantity used and its estimate, lower and upper
+    bound, exactly as :func:`~.targets.stopping_status` gives them on the items drawn so far.
+    ``x``: contrasts of the pool's items (NaN where an item lacks a quantity's cells);
+    ``draws``: collections x items drawn (pool indices, in drawing order)."""
+    drawn = x[draws]                                         # collections x items x quantities
+    t_used = np.cumsum(np.isfinite(drawn), axis=1)[:, ends - 1]
+    bounds = targets.sequence_bounds(targets.used_first(drawn), plan, coefs, target,
+                                     points=truth, full=False)
+    idx = np.maximum(t_used - 1, 0)
+    est, lower, upper = (np.take_along_axis(a, idx, axis=1) for a in bounds)
+    empty = t_used == 0
+    return (t_used, np.where(empty, np.nan, est), np.where(empty, -np.inf, lower),
+            np.where(empty, np.inf, upper))
 
 
-def stop_round(t_used, lower, upper, plan, target):
+def stop_round(ends, lower, upper, plan, target):
     """Per collection: whether the target was met at some round, the first such round (else
     the last), and which quantities were settled at every round."""
     ok = targets.settled(plan, lower, upper, target)
-    met = ok[..., plan["tested"].to_numpy()].all(axis=-1) & (t_used >= target["min_items"]) \
-        & (t_used >= 1)
+    met = ok[..., plan["tested"].to_numpy()].all(axis=-1) & (ends >= target["min_items"])
     stopped = met.any(axis=1)
     return stopped, np.where(stopped, met.argmax(axis=1), met.shape[1] - 1), ok
 
@@ -75,7 +73,8 @@ def chunks(n_collections: int, per_collection: int):
 
 
 def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: int,
-           languages=None, backbones=None, truth=None) -> pd.DataFrame:
+           languages=None, backbones=None, truth=None, with_replacement: bool = False
+           ) -> pd.DataFrame:
     """Replay a collection of a complete panel over ``n_orders`` seeded orders (without
     replacement, stopping at ``max_items`` at the latest); one row per order (columns
     :data:`REPLAY_COLUMNS`): items drawn when the target was met (the last round's if never:
@@ -85,14 +84,21 @@ def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: i
     ``agree`` (neither), and whether the sequence held the true value of every tested quantity
     at every round from ``min_items`` on, and at the stop. The truth is the full panel's (the
     mean over its complete items), or ``truth`` (one value per row of the plan, e.g. a planted
-    value)."""
+    value). ``with_replacement`` draws the items independently from the panel instead (a
+    simulation: the panel is then the population, and its means are the exact truth)."""
     target = replay_target(target)
     plan, coefs, x = targets.item_contrasts(scores, target, languages, backbones)
     n = len(x)
     truth = np.nanmean(x, axis=0) if truth is None else np.asarray(truth, dtype=float)
     limit = int(min(n, target.get("max_items") or n))
     ends = round_ends(limit, round_items, target["min_items"])
-    orders = np.argsort(np.random.default_rng(seed).random((n_orders, n)), axis=1)[:, :limit]
+    rng = np.random.default_rng(seed)
+    if with_replacement:
+        limit = int(target.get("max_items") or target.get("design_items") or n)
+        ends = round_ends(limit, round_items, target["min_items"])
+        orders = rng.integers(0, n, size=(n_orders, limit))
+    else:
+        orders = np.argsort(rng.random((n_orders, n)), axis=1)[:, :limit]
     rows = [replay_chunk(x, orders[part], ends, plan, coefs, target, truth)
             for part in chunks(n_orders, limit * len(plan))]
     frame = pd.concat(rows, ignore_index=True)
@@ -102,13 +108,14 @@ def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: i
 
 
 def replay_chunk(x, orders, ends, plan, coefs, target, truth) -> pd.DataFrame:
-    t_used, est, lower, upper = drawn_bounds(x, orders, ends, plan, coefs, target)
-    stopped, at, ok = stop_round(t_used, lower, upper, plan, target)
+    t_used, est, lower, upper = drawn_bounds(x, orders, ends, plan, coefs, target, truth)
+    stopped, at, ok = stop_round(ends, lower, upper, plan, target)
+    complete = np.cumsum(np.isfinite(x).all(axis=1)[orders], axis=1)[:, ends - 1]
     tested = plan["tested"].to_numpy()
     rows = np.arange(len(orders))
     low, up, good = lower[rows, at], upper[rows, at], ok[rows, at]
     held = (lower <= truth) & (upper >= truth)
-    looked = (t_used >= max(target["min_items"], 1))[..., None]
+    looked = (ends >= max(target["min_items"], 1))[None, :, None]
     pairs = tested & (plan["kind"] != "beta").to_numpy()
     beta = (plan["kind"] == "beta").to_numpy()
     sign = np.sign(truth)
@@ -117,7 +124,7 @@ def replay_chunk(x, orders, ends, plan, coefs, target, truth) -> pd.DataFrame:
     eps = target["epsilon"] if target["epsilon"] is not None else np.inf
     missed = ((np.abs(truth) > 2 * eps) & (decided != sign) & pairs).sum(axis=1)
     return pd.DataFrame({
-        "stop_items": ends[at], "stop_complete_items": t_used[rows, at], "fraction": np.nan,
+        "stop_items": ends[at], "stop_complete_items": complete[rows, at], "fraction": np.nan,
         "stopped": stopped, "max_beta_halfwidth": ((up - low) / 2)[:, beta].max(axis=1),
         "undecided": (~good & pairs).sum(axis=1), "wrong_sign": wrong, "missed_big": missed,
         "agree": (wrong == 0) & (missed == 0),
@@ -151,8 +158,8 @@ def forecast(scores: np.ndarray, target: dict, design_items: int, n_sims: int = 
     draws = np.take_along_axis(pilots, rng.integers(0, n, size=(n_sims, limit)), axis=1)
     used, met_any = [], []
     for part in chunks(n_sims, limit * len(plan)):
-        t_used, _, lower, upper = drawn_bounds(x, draws[part], ends, plan, coefs, target)
-        stopped, at, _ = stop_round(t_used, lower, upper, plan, target)
+        _, _, lower, upper = drawn_bounds(x, draws[part], ends, plan, coefs, target)
+        stopped, at, _ = stop_round(ends, lower, upper, plan, target)
         met_any.append(stopped)
         used.append(ends[at])
     items, met_any = np.concatenate(used), np.concatenate(met_any)

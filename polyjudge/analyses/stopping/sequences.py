@@ -8,10 +8,12 @@ over the last axis, so a union bound is an ``alpha`` divided by the number of qu
 
 * :func:`asymptotic_cs`: the Gaussian-mixture asymptotic confidence sequence of Waudby-Smith,
   Arbour, Sinha, Kennedy and Ramdas (Annals of Statistics 2024): its width follows the running
-  standard deviation; valid as t grows (time-uniform central limit theory).
-* :func:`bernstein_cs`: the predictable plug-in empirical-Bernstein sequence of Waudby-Smith and
-  Ramdas (JRSSB 2024, eq. 13; Howard et al., Annals of Statistics 2021) for data known to lie in
-  ``[lo, hi]``: exact at every ``t``, but it pays for the a-priori range.
+  standard deviation; valid as t grows (time-uniform central limit theory), with a variance
+  guard and a burn-in for the small samples where that theory has not set in.
+* :func:`betting_cs`: the hedged-capital betting sequence of Waudby-Smith and Ramdas (JRSS-B
+  2024) for data known to lie in ``[lo, hi]``: exact at every ``t`` for any distribution on the
+  range, and adaptive to the variance, but it pays for the a-priori range where the spread is
+  far smaller than the range.
 """
 from __future__ import annotations
 
@@ -46,45 +48,105 @@ def running_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return t, mean, np.maximum(var, 0.0)
 
 
-def asymptotic_cs(x: np.ndarray, alpha, t_star: float) -> tuple[np.ndarray, np.ndarray]:
+def asymptotic_cs(x: np.ndarray, alpha, t_star: float, prior_var=None, prior_n: float = 1.0,
+                  min_nonzero: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Running mean and Gaussian-mixture half-width (Waudby-Smith et al. 2024, the two-sided
     asymptotic CS with the running variance), ``rho`` tuned for ``t_star`` observations.
-    The half-width is infinite before two observations and while every observation is equal
-    (a zero variance estimate says nothing about the spread; a rubric's integer scores can
-    repeat for a while)."""
-    t, mean, var = running_moments(np.asarray(x, dtype=float))
+
+    Guards for the small samples where the central limit theory has not set in: with
+    ``prior_var`` (per quantity, e.g. the largest variance its range allows), the variance is
+    regularised by ``prior_n`` pseudo-observations of that variance,
+    ``(prior_n prior_var + t s_t^2) / (prior_n + t)``, so that a few equal values cannot make it
+    collapse; and the half-width is infinite until ``min_nonzero`` non-zero values (and two
+    distinct ones) are in. Without a prior it is infinite while every value is equal (a zero
+    variance estimate says nothing about the spread)."""
+    x = np.asarray(x, dtype=float)
+    t, mean, var = running_moments(x)
+    informative = np.cumsum(x != 0, axis=-2) >= max(min_nonzero, 1)
+    usable = (t >= 2) & (var > 0) & (informative if min_nonzero else True)
+    if prior_var is not None:
+        var = (prior_n * np.asarray(prior_var, dtype=float) + t * var) / (prior_n + t)
     half = mixture_boundary(t, np.sqrt(var), alpha, mixture_rho(alpha, t_star))
-    return mean, np.where((t >= 2) & (var > 0), half, np.inf)
+    return mean, np.where(usable, half, np.inf)
 
 
-def bernstein_cs(x: np.ndarray, alpha, lo, hi, cap: float = 0.5
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper bounds of the predictable plug-in empirical-Bernstein sequence for
-    data in ``[lo, hi]`` (per quantity): on ``y = (x - lo) / (hi - lo)`` in [0, 1],
-    ``sum lambda_i y_i / sum lambda_i +- (log(2/alpha) + sum v_i psi(lambda_i)) / sum lambda_i``
-    with ``v_i = 4 (y_i - mu_{i-1})^2``, ``psi(l) = (-log(1-l) - l) / 4`` and
-    ``lambda_i = min(sqrt(2 log(2/alpha) / (sigma2_{i-1} i log(1+i))), cap)``, where ``mu`` and
-    ``sigma2`` are the regularised running mean and variance of WSR (2024). The bounds are
-    intersected with ``[lo, hi]``."""
+def regularised_moments(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """WSR (2024)'s regularised running mean ``(1/2 + sum y) / (i + 1)`` and variance
+    ``(1/4 + sum (y - mu_i)^2) / (i + 1)`` of data in [0, 1], each *before* observation ``i``
+    (predictable: 1/2 and 1/4 before the first)."""
+    i = np.arange(1, y.shape[-2] + 1, dtype=float)[:, None]
+    mu = (0.5 + np.cumsum(y, axis=-2)) / (i + 1.0)
+    sigma2 = (0.25 + np.cumsum((y - mu) ** 2, axis=-2)) / (i + 1.0)
+    first_mu, first_var = np.full_like(y[..., :1, :], 0.5), np.full_like(y[..., :1, :], 0.25)
+    return (np.concatenate([first_mu, mu[..., :-1, :]], axis=-2),
+            np.concatenate([first_var, sigma2[..., :-1, :]], axis=-2))
+
+
+def betting_grid(lo, hi, n_grid: int = 200, points=()) -> np.ndarray:
+    """Candidate means of each quantity (one column per quantity): ``n_grid`` evenly spaced
+    values strictly inside ``[lo, hi]`` plus ``points`` (values to be tested exactly, e.g. 0
+    and +-2 epsilon; rows of per-quantity values), sorted."""
+    lo, hi = np.atleast_1d(np.asarray(lo, dtype=float)), np.atleast_1d(np.asarray(hi, dtype=float))
+    frac = (np.arange(1, n_grid + 1) / (n_grid + 1.0))[:, None]
+    grid = [lo + frac * (hi - lo)]
+    for p in points:
+        grid.append(np.clip(np.broadcast_to(np.asarray(p, dtype=float), lo.shape), lo, hi)[None])
+    return np.sort(np.concatenate(grid), axis=0)
+
+
+def betting_cs(x: np.ndarray, alpha, lo, hi, grid: np.ndarray | None = None, cap: float = 0.5,
+               n_grid: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper bounds of the hedged-capital betting sequence (Waudby-Smith and Ramdas,
+    JRSS-B 2024, section 4, with their predictable plug-in bets) for data in ``[lo, hi]``.
+
+    On ``y = (x - lo) / (hi - lo)`` in [0, 1], a candidate mean ``m`` is rejected once
+    ``max(K+_t(m), K-_t(m)) / 2 >= 1 / alpha``, with the capitals
+    ``K+-_t(m) = prod_i (1 +- lambda+-_i(m) (y_i - m))``, ``lambda+_i(m) = min(lambda_i, cap/m)``,
+    ``lambda-_i(m) = min(lambda_i, cap/(1 - m))`` and
+    ``lambda_i = sqrt(2 log(2/alpha) / (sigma2_{i-1} i log(1 + i)))``
+    (:func:`regularised_moments`). Their average is a nonnegative martingale at the true mean,
+    so by Ville's inequality the sequence holds at every ``t`` at once with probability at least
+    ``1 - alpha``, exactly, for any distribution on the range; it adapts to the variance.
+
+    The set of candidates not rejected is an interval (``K+`` falls and ``K-`` rises with
+    ``m``). It is evaluated on ``grid`` (:func:`betting_grid`: candidates x quantities, in the
+    units of ``x``), and each bound is reported conservatively: the lower bound is the next
+    float above the largest rejected candidate below the interval (so the reported interval
+    contains the exact one; its ends are exact at the grid's points and within one grid step
+    elsewhere). With no rejected candidate the bound is the range's end."""
     lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
-    y = (np.asarray(x, dtype=float) - lo) / (hi - lo)
+    grid = betting_grid(lo, hi, n_grid) if grid is None else np.asarray(grid, dtype=float)
+    scale = hi - lo
+    y = np.clip((np.asarray(x, dtype=float) - lo) / scale, 0.0, 1.0)
     n = y.shape[-2]
     i = np.arange(1, n + 1, dtype=float)[:, None]
-    mu = (0.5 + np.cumsum(y, axis=-2)) / (i + 1.0)                       # mu_i, i = 1..n
-    mu_prev = np.concatenate([np.full_like(y[..., :1, :], 0.5), mu[..., :-1, :]], axis=-2)
-    sigma2 = (0.25 + np.cumsum((y - mu) ** 2, axis=-2)) / (i + 1.0)
-    sigma2_prev = np.concatenate([np.full_like(y[..., :1, :], 0.25), sigma2[..., :-1, :]],
-                                 axis=-2)
-    log_term = np.log(2.0 / np.asarray(alpha, dtype=float))
-    lam = np.minimum(np.sqrt(2.0 * log_term / (sigma2_prev * i * np.log1p(i))), cap)
-    psi = (-np.log1p(-lam) - lam) / 4.0
-    v = 4.0 * (y - mu_prev) ** 2
-    sum_lam = np.cumsum(lam, axis=-2)
-    centre = np.cumsum(lam * y, axis=-2) / sum_lam
-    half = (log_term + np.cumsum(v * psi, axis=-2)) / sum_lam
-    scale = hi - lo
-    lower = lo + scale * np.clip(centre - half, 0.0, 1.0)
-    upper = lo + scale * np.clip(centre + half, 0.0, 1.0)
+    _, sigma2 = regularised_moments(y)
+    log_alpha = np.log(2.0 / np.asarray(alpha, dtype=float))      # 1/alpha, halved by the hedge
+    lam = np.sqrt(2.0 * log_alpha / (sigma2 * i * np.log1p(i)))
+    lower = np.broadcast_to(lo, y.shape).copy()
+    upper = np.broadcast_to(hi, y.shape).copy()
+    grid = np.atleast_2d(grid)
+    lo, scale = np.broadcast_to(lo, y.shape[-1:]), np.broadcast_to(scale, y.shape[-1:])
+    log_alpha = np.broadcast_to(log_alpha, y.shape[-1:])
+    for c in grid:                       # one candidate per quantity at a time: memory ~ x
+        q = np.flatnonzero(np.isfinite(c))     # the quantities that have this candidate
+        if not q.size:
+            continue
+        whole = q.size == y.shape[-1]
+        yq, lamq = (y, lam) if whole else (y[..., q], lam[..., q])
+        m = (c[q] - lo[q]) / scale[q]
+        with np.errstate(divide="ignore"):
+            up_bet, down_bet = np.minimum(lamq, cap / m), np.minimum(lamq, cap / (1.0 - m))
+        above = np.cumsum(np.log1p(up_bet * (yq - m)), axis=-2) >= log_alpha[q]  # m below
+        below = np.cumsum(np.log1p(-down_bet * (yq - m)), axis=-2) >= log_alpha[q]
+        if whole:
+            lower = np.where(above, np.maximum(lower, np.nextafter(c, np.inf)), lower)
+            upper = np.where(below, np.minimum(upper, np.nextafter(c, -np.inf)), upper)
+        else:
+            lower[..., q] = np.where(above, np.maximum(lower[..., q], np.nextafter(c[q], np.inf)),
+                                     lower[..., q])
+            upper[..., q] = np.where(below, np.minimum(upper[..., q],
+                                                       np.nextafter(c[q], -np.inf)), upper[..., q])
     return lower, upper
 
 

@@ -24,10 +24,15 @@ import pandas as pd
 from . import sequences
 
 DECISION_KINDS = ("calibrated", "raw")
-SEQUENCES = ("asymptotic", "bounded")
+SEQUENCES = ("asymptotic", "betting")
 DEFAULT_TUNING_ITEMS = 500
-CELL_COLUMNS = ["kind", "label", "language", "backbone", "versus", "tested", "estimate",
-                "lower", "upper", "halfwidth", "settled"]
+PRIOR_ITEMS = 1.0
+"""Pseudo-observations of the largest variance the range allows, in the asymptotic sequence's
+variance (as Waudby-Smith and Ramdas regularise theirs), where the scores have a range."""
+MIN_INFORMATIVE = 20
+"""Non-zero contrasts a quantity needs before the asymptotic sequence gives it an interval."""
+CELL_COLUMNS = ["kind", "label", "language", "backbone", "versus", "tested", "n_items",
+                "estimate", "lower", "upper", "halfwidth", "valid", "settled"]
 
 
 @dataclass(frozen=True)
@@ -75,9 +80,10 @@ def check_target(target: dict) -> dict:
         raise ValueError(f"stop.level must lie in (0, 1), got {t['level']}")
     if t["sequence"] not in SEQUENCES:
         raise ValueError(f"stop.sequence must be one of {list(SEQUENCES)}, got {t['sequence']}")
-    if t["sequence"] == "bounded":
+    if t["sequence"] == "betting":
         if t["score_range"] is None or not t["score_range"][1] > t["score_range"][0]:
-            raise ValueError("stop.sequence 'bounded' needs a score_range [lo, hi] with lo < hi")
+            raise ValueError("stop.sequence 'betting' needs the scores' range: a score_range "
+                             "[lo, hi] with lo < hi")
     return t
 
 
@@ -122,8 +128,12 @@ def contrast_plan(languages, backbones, target: dict) -> tuple[pd.DataFrame, np.
 
 
 def item_contrasts(scores, target: dict, languages=None, backbones=None):
-    """The plan and coefficients of a target (:func:`contrast_plan`) and each item's contrasts,
-    a NaN row for an item with a missing cell. ``scores``: (items, languages, backbones)."""
+    """The plan and coefficients of a target (:func:`contrast_plan`) and each item's contrasts
+    (items x quantities), NaN where the item lacks the cells the quantity needs: a beta cell
+    needs the whole block (double-centring is exact only there); a raw pair its two cells; a
+    calibrated pair at least one language with both judges' cells, and is the mean of their
+    differences over those languages (unbiased for the pair when cells are missing
+    independently of the scores). ``scores``: (items, languages, backbones), NaN = missing."""
     scores = np.asarray(scores, dtype=float)
     if scores.ndim != 3:
         raise ValueError(f"scores must be (items, languages, backbones), got {scores.shape}")
@@ -134,7 +144,35 @@ def item_contrasts(scores, target: dict, languages=None, backbones=None):
     flat = scores.reshape(len(scores), -1)
     complete = np.isfinite(flat).all(axis=1)
     x = np.where(complete[:, None], np.nan_to_num(flat) @ coefs.T, np.nan)
-    return plan, coefs, x
+    pairs = plan["kind"].isin(DECISION_KINDS).to_numpy()
+    if pairs.any() and not complete.all():
+        index = {b: i for i, b in enumerate(backbones)}
+        a = plan.loc[pairs, "backbone"].map(index).to_numpy()
+        b = plan.loc[pairs, "versus"].map(index).to_numpy()
+        diff = scores[:, :, a] - scores[:, :, b]                 # items x languages x pairs
+        present = np.isfinite(diff).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            calibrated = np.where(present > 0, np.nansum(diff, axis=1) / present, np.nan)
+        lang = plan.loc[pairs, "language"].map({l: i for i, l in enumerate(languages)})
+        raw = diff[:, np.nan_to_num(lang.to_numpy(float)).astype(int), np.arange(len(a))]
+        x[:, pairs] = np.where((plan.loc[pairs, "kind"] == "raw").to_numpy(), raw, calibrated)
+    return plan, coefs, snap(x, flat)
+
+
+def snap(x: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Contrasts rounded to 1e-12 of the scores' magnitude: the float products leave values
+    around 1e-17 where a contrast is exactly 0 (or exactly equal to another), which would pass
+    for information; the scores' own resolution is far coarser."""
+    finite = np.abs(scores[np.isfinite(scores)])
+    quantum = 1e-12 * (finite.max() if finite.size and finite.max() > 0 else 1.0)
+    return np.round(x / quantum) * quantum
+
+
+def used_first(x: np.ndarray) -> np.ndarray:
+    """Each quantity's usable values (finite) first, in drawing order, then zeros that no
+    bound reads (time on axis -2), so that one sequence per column runs over its own items."""
+    order = np.argsort(~np.isfinite(x), axis=-2, kind="stable")
+    return np.nan_to_num(np.take_along_axis(x, order, axis=-2))
 
 
 def contrast_range(coefs: np.ndarray, score_range) -> tuple[np.ndarray, np.ndarray]:
@@ -144,20 +182,58 @@ def contrast_range(coefs: np.ndarray, score_range) -> tuple[np.ndarray, np.ndarr
     return pos * lo + neg * hi, pos * hi + neg * lo
 
 
-def sequence_bounds(x: np.ndarray, plan: pd.DataFrame, coefs: np.ndarray, target: dict
+def sequence_bounds(x: np.ndarray, plan: pd.DataFrame, coefs: np.ndarray, target: dict,
+                    points=None, full: bool = True
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Running estimate, lower and upper bound of every quantity after every complete item
-    (time on axis -2; leading axes allowed, e.g. replay orders)."""
+    """Running estimate, lower and upper bound of every quantity after each of its items
+    (``x`` from :func:`used_first`: time on axis -2, leading axes allowed, e.g. replay orders).
+    ``points`` and ``full``: the betting sequence's candidates (:func:`betting_grid`)."""
     alpha = plan["alpha"].to_numpy()
-    if target["sequence"] in ("asymptotic", "fixed_n"):
-        mean, half = (sequences.asymptotic_cs(x, alpha, tuning_items(target))
-                      if target["sequence"] == "asymptotic"
-                      else sequences.fixed_n_interval(x, alpha))  # the naive rule (replay only)
+    if target["sequence"] == "fixed_n":                    # the naive rule (replays only)
+        mean, half = sequences.fixed_n_interval(x, alpha)
         return mean, mean - half, mean + half
-    lo, hi = contrast_range(coefs, target["score_range"])
-    lower, upper = sequences.bernstein_cs(x, alpha, lo, hi)
-    mean = np.cumsum(x, axis=-2) / np.arange(1, x.shape[-2] + 1)[:, None]
-    return mean, lower, upper
+    lo, hi = (contrast_range(coefs, target["score_range"])
+              if target["score_range"] is not None else (None, None))
+    if target["sequence"] == "asymptotic":
+        prior = None if lo is None else ((hi - lo) / 2.0) ** 2
+        mean, half = sequences.asymptotic_cs(x, alpha, tuning_items(target), prior,
+                                             PRIOR_ITEMS, MIN_INFORMATIVE)
+        return mean, mean - half, mean + half
+    lower, upper = sequences.betting_cs(x, alpha, lo, hi,
+                                        betting_grid(plan, lo, hi, target, points, full))
+    return np.cumsum(x, axis=-2) / np.arange(1, x.shape[-2] + 1)[:, None], lower, upper
+
+
+def betting_grid(plan, lo, hi, target, points=None, full: bool = True) -> np.ndarray:
+    """Candidate values (candidates x quantities, NaN-padded) at which the betting sequence is
+    evaluated. Always exactly 0 and +-2 epsilon for pairs (the points a pair's decision tests),
+    and ``points`` (one value per quantity, e.g. a planted truth, tested exactly). A tested beta
+    cell gets an even grid of step at most ``beta_halfwidth / 8``; with ``full`` every other
+    quantity gets one of step at most epsilon / 8 (or 1/200 of its range), so that its reported
+    bounds are within one step of the exact ones. Without ``full`` (a replay, which needs only
+    the decisions) the pairs get their test points and untested beta cells a coarse grid."""
+    is_beta = (plan["kind"] == "beta").to_numpy()
+    width = hi - lo
+    eps = target["epsilon"] if target["epsilon"] is not None else np.nan
+    h = target["beta_halfwidth"]
+    step = np.where(is_beta, h / 8.0 if h is not None else width / 200.0,
+                    eps / 8.0 if target["epsilon"] is not None else width / 200.0)
+    if not full:
+        step = np.where(is_beta & (h is None), width / 20.0, step)
+        step = np.where(~is_beta, np.inf, step)
+    counts = np.clip(np.ceil(width / step), 0, 4000).astype(int)
+    counts = np.where(np.isfinite(step), np.maximum(counts, 20), 0)
+    special = [np.where(is_beta, np.nan, 0.0), np.where(is_beta, np.nan, -2 * eps),
+               np.where(is_beta, np.nan, 2 * eps)]
+    if points is not None:
+        special.append(np.asarray(points, dtype=float))
+    grid = np.full((counts.max() + len(special), len(plan)), np.nan)
+    for q in range(len(plan)):
+        even = lo[q] + np.arange(1, counts[q] + 1) / (counts[q] + 1.0) * width[q]
+        values = np.concatenate([even, [s[q] for s in special]])
+        values = np.unique(np.clip(values[np.isfinite(values)], lo[q], hi[q]))
+        grid[:len(values), q] = values
+    return grid
 
 
 def settled(plan: pd.DataFrame, lower, upper, target: dict) -> np.ndarray:
@@ -169,36 +245,40 @@ def settled(plan: pd.DataFrame, lower, upper, target: dict) -> np.ndarray:
     beta_ok = half <= (target["beta_halfwidth"] if target["beta_halfwidth"] is not None
                        else -np.inf)
     eps = target["epsilon"] if target["epsilon"] is not None else -np.inf
-    pair_ok = (lower > 0) | (upper < 0) | (half < eps)
+    pair_ok = (lower > 0) | (upper < 0) | ((lower > -2 * eps) & (upper < 2 * eps))
     return np.where(is_beta, beta_ok, pair_ok)
-
-
-def empty_bounds(n_quantities: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    nan, inf = np.full(n_quantities, np.nan), np.full(n_quantities, np.inf)
-    return nan, -inf, inf
 
 
 def stopping_status(scores: np.ndarray, target: dict, languages=None, backbones=None
                     ) -> StopStatus:
     """Evaluate the confidence sequences on all rows of ``scores`` (items in the order they were
-    drawn, shape ``(items, languages, backbones)``, NaN = missing) and decide whether to stop."""
+    drawn, shape ``(items, languages, backbones)``, NaN = missing) and decide whether to stop.
+    Each quantity uses every item that has the cells it needs (:func:`item_contrasts`)."""
     target = check_target(target)
     plan, coefs, x = item_contrasts(scores, target, languages, backbones)
-    x = x[np.isfinite(x).all(axis=1)]
-    n_complete = len(x)
-    if n_complete:
-        est, lower, upper = (a[-1] for a in sequence_bounds(x, plan, coefs, target))
+    used = np.isfinite(x).sum(axis=0)
+    n_complete = int(np.isfinite(x).all(axis=1).sum())
+    if len(x):
+        bounds = sequence_bounds(used_first(x), plan, coefs, target)
+        at = np.maximum(used - 1, 0)[None, :]
+        est, lower, upper = (np.take_along_axis(a, at, axis=0)[0] for a in bounds)
     else:
-        est, lower, upper = empty_bounds(len(plan))
+        est = lower = upper = np.zeros(len(plan))
+    none = used == 0
+    est, lower, upper = (np.where(none, np.nan, est), np.where(none, -np.inf, lower),
+                         np.where(none, np.inf, upper))
     ok = settled(plan, lower, upper, target)
     return status_from_bounds(plan, est, lower, upper, ok, target, np.shape(scores)[0],
-                              n_complete)
+                              n_complete, used)
 
 
-def status_from_bounds(plan, est, lower, upper, ok, target, n_items, n_complete) -> StopStatus:
+def status_from_bounds(plan, est, lower, upper, ok, target, n_items, n_complete, used
+                       ) -> StopStatus:
     """The StopStatus of one evaluation (shared with the replay's checks)."""
     cells = plan.drop(columns="alpha").assign(
-        estimate=est, lower=lower, upper=upper, halfwidth=(upper - lower) / 2.0, settled=ok)
+        n_items=used, estimate=est, lower=lower, upper=upper,
+        halfwidth=(upper - lower) / 2.0, valid=np.isfinite(lower) & np.isfinite(upper),
+        settled=ok)
     cells = cells[CELL_COLUMNS]
     tested = cells[cells["tested"]]
     pairs = tested[tested["kind"] != "beta"]
@@ -207,8 +287,8 @@ def status_from_bounds(plan, est, lower, upper, ok, target, n_items, n_complete)
                      "label"].tolist()
     beta = cells[cells["kind"] == "beta"]
     met = bool(tested["settled"].all())
-    if n_complete < target["min_items"]:
-        reason = f"min_items not reached ({n_complete} of {target['min_items']} complete items)"
+    if n_items < target["min_items"]:
+        reason = f"min_items not reached ({n_items} of {target['min_items']} items)"
     elif met:
         reason = "; ".join(([f"beta_halfwidth {target['beta_halfwidth']} reached"]
                             if target["beta_halfwidth"] is not None else [])
@@ -219,7 +299,7 @@ def status_from_bounds(plan, est, lower, upper, ok, target, n_items, n_complete)
             ([f"{open_beta} beta cell(s) wider than {target['beta_halfwidth']}"]
              if open_beta else []) + ([f"{len(undecided)} pair(s) undecided"] if undecided else []))
     return StopStatus(n_items=int(n_items), n_complete_items=int(n_complete),
-                      stop=met and n_complete >= target["min_items"], reason=reason,
+                      stop=met and n_items >= target["min_items"], reason=reason,
                       max_beta_halfwidth=float(beta["halfwidth"].max()),
                       undecided_pairs=undecided, cells=cells.reset_index(drop=True),
                       tied_pairs=tied, target_met=met)

@@ -2,6 +2,7 @@
 the money spent, one point per round."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
@@ -27,6 +28,7 @@ def stopping_curve(stopping: pd.DataFrame, title: str | None = None) -> Figure:
             (left, "max_beta_halfwidth", "widest β half-width (score units)", 0),
             (right, "undecided_pairs", "undecided backbone pairs", 1)):
         values = stopping[column].to_numpy(float)
+        values = np.where(np.isfinite(values), values, np.nan)  # no interval yet: a gap
         ax.plot(cost, values, **series_style(index))
         if stopped.any():
             ax.scatter(cost[stopped], values[stopped], s=120, facecolors="none",
