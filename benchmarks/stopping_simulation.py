@@ -20,10 +20,13 @@ Per row (a score type, a panel, a design size, a target, a rule): the time-unifo
 wrong-sign rate (a pair decided with the wrong sign at the stop), the median share of the
 design's calls used, and the share of collections that stopped before the last item. Rules:
 the asymptotic sequence (the default), the exact betting sequence, and the naive rule (a
-fixed-n t-interval rechecked after every round) beside them.
+fixed-n t-interval rechecked after every round) beside them. The betting sequence is simulated on
+the pass/fail rows only (``--betting-reps`` replications): it is exact by Ville's inequality, and
+its grid makes it the slow rule.
 
-    python benchmarks/stopping_simulation.py [--reps 1000] [--betting-reps 200] [--seed 7]
-        [--rows all | fast] [--out benchmarks/out/stopping_simulation.csv]
+    python benchmarks/stopping_simulation.py [--reps 1000] [--betting-reps 100] [--seed 7]
+        [--rows all | fast] [--part 1/2] [--out benchmarks/out/stopping_simulation.csv]
+    python benchmarks/stopping_simulation.py --markdown benchmarks/out/stopping_simulation.csv
 """
 from __future__ import annotations
 
@@ -88,6 +91,7 @@ class Row:
     target: dict = field(hash=False)
     round_items: int | None = None   # default: about 30 rounds over the design
     fast: bool = False               # in the tests' subset
+    betting: bool = False            # the betting sequence beside (its grid makes it slow)
 
 
 def targets_for(kind: str) -> dict:
@@ -107,10 +111,11 @@ def rows() -> list[Row]:
     t = targets_for("pass/fail")
     for items in (60, 1500):
         for name in ("beta", "calibrated", "raw"):
-            out.append(Row(f"{name}", passfail, items, t[name], fast=True))
+            out.append(Row(f"{name}", passfail, items, t[name], fast=True, betting=True))
     hard = Scenario("pass/fail", item_sd=3.0)
     for items in (60, 1500):
-        out.append(Row("all, difficulty dominates", hard, items, t["all"], fast=items == 60))
+        out.append(Row("all, difficulty dominates", hard, items, t["all"], fast=items == 60,
+                       betting=items == 60))
     out += [Row("all, early looks: min_items 1, rounds of 1", passfail, 1500,
                 {**t["all"], "min_items": 1}, round_items=1, fast=True),
             Row("all, min_items 2, rounds of 25", passfail, 1500, {**t["all"], "min_items": 2},
@@ -156,13 +161,14 @@ def simulate(row: Row, rule: str, reps: int, seed: int, pool: int) -> dict:
             "reps": reps, "cpu_s": time.process_time() - start}
 
 
-def run(selected: list[Row], reps: int, betting_reps: int, seed: int, pool: int) -> pd.DataFrame:
+def run(selected: list[Row], reps: int, betting_reps: int, seed: int, pool: int,
+        out: Path | None = None) -> pd.DataFrame:
     table = []
     for row in selected:
         s = row.scenario
         for rule, label in RULES.items():
             n = betting_reps if rule == "betting" else reps
-            if not n:
+            if not n or (rule == "betting" and not row.betting):
                 continue
             result = simulate(row, rule, n, seed, pool)
             if not result:
@@ -172,25 +178,49 @@ def run(selected: list[Row], reps: int, betting_reps: int, seed: int, pool: int)
                           "target": row.label, "rule": label, **result})
             print(pd.DataFrame(table[-1:]).to_string(index=False, header=len(table) == 1,
                                                      float_format="%.3f"), flush=True)
+            if out:                                  # after every row: a long run keeps them
+                out.parent.mkdir(parents=True, exist_ok=True)
+                pd.DataFrame(table).to_csv(out, index=False)
     return pd.DataFrame(table)
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """The table as docs/performance.md shows it: one line per row and rule."""
+    lines = ["| scores | panel | items | target | rule | miss (SE) | wrong sign | calls, median "
+             "| stopped early | reps |", "|---|---|---:|---|---|---:|---:|---:|---:|---:|"]
+    last = None
+    for r in table.itertuples(index=False):
+        key = (r.scores, r.panel, r.items, r.target)
+        head = [r.scores, r.panel, f"{r.items:,}", r.target] if key != last else [""] * 4
+        last = key
+        lines.append("| " + " | ".join(head + [
+            r.rule, f"{r.miss:.3f} ({r.miss_se:.3f})", f"{r.wrong_sign:.3f}",
+            f"{r.calls_median:.2f}", f"{r.stopped_early:.2f}", f"{r.reps:,}"]) + " |")
+    return "\n".join(lines)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=1000)
-    parser.add_argument("--betting-reps", type=int, default=200)
+    parser.add_argument("--betting-reps", type=int, default=100)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--pool", type=int, default=20_000)
     parser.add_argument("--rows", choices=["all", "fast"], default="all")
+    parser.add_argument("--part", default="1/1",
+                        help="I/N: the I-th of N interleaved shares of the rows (to run N at once)")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--markdown", type=Path, default=None,
+                        help="print the Markdown table of an earlier run's CSV and stop")
     args = parser.parse_args()
-    selected = [r for r in rows() if args.rows == "all" or r.fast]
+    if args.markdown:
+        print(markdown(pd.read_csv(args.markdown)))
+        return
+    part, parts = (int(v) for v in args.part.split("/"))
+    selected = [r for r in rows() if args.rows == "all" or r.fast][part - 1::parts]
     start = time.time()
-    table = run(selected, args.reps, args.betting_reps, args.seed, args.pool)
-    print(f"\n{time.time() - start:.0f} s wall")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        table.to_csv(args.out, index=False)
+    table = run(selected, args.reps, args.betting_reps, args.seed, args.pool, args.out)
+    print(f"\n{time.time() - start:.0f} s wall\n")
+    print(markdown(table))
 
 
 if __name__ == "__main__":

@@ -82,23 +82,24 @@ def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: i
     widest beta half-width and the tested pairs left open at the stop, pairs decided with the
     wrong sign, pairs whose true difference exceeds ``2 epsilon`` not decided with its sign,
     ``agree`` (neither), and whether the sequence held the true value of every tested quantity
-    at every round from ``min_items`` on, and at the stop. The truth is the full panel's (the
-    mean over its complete items), or ``truth`` (one value per row of the plan, e.g. a planted
-    value). ``with_replacement`` draws the items independently from the panel instead (a
+    at every round from ``min_items`` on, and at the stop. The truth is the full panel's (each
+    quantity's mean over the items that have its cells), or ``truth`` (one value per row of the
+    plan, e.g. a planted value). A betting sequence is evaluated at its decision points (and the
+    truth) only, so the replay's decisions and coverage are exact and its pairs' reported widths
+    coarse. ``with_replacement`` draws the items independently from the panel instead (a
     simulation: the panel is then the population, and its means are the exact truth)."""
     target = replay_target(target)
     plan, coefs, x = targets.item_contrasts(scores, target, languages, backbones)
     n = len(x)
     truth = np.nanmean(x, axis=0) if truth is None else np.asarray(truth, dtype=float)
-    limit = int(min(n, target.get("max_items") or n))
-    ends = round_ends(limit, round_items, target["min_items"])
     rng = np.random.default_rng(seed)
     if with_replacement:
         limit = int(target.get("max_items") or target.get("design_items") or n)
-        ends = round_ends(limit, round_items, target["min_items"])
         orders = rng.integers(0, n, size=(n_orders, limit))
     else:
+        limit = int(min(n, target.get("max_items") or n))
         orders = np.argsort(rng.random((n_orders, n)), axis=1)[:, :limit]
+    ends = round_ends(limit, round_items, target["min_items"])
     rows = [replay_chunk(x, orders[part], ends, plan, coefs, target, truth)
             for part in chunks(n_orders, limit * len(plan))]
     frame = pd.concat(rows, ignore_index=True)

@@ -8,10 +8,11 @@ The quantities are means over items of linear contrasts of an item's language x 
 * calibrated pairs ``S(t,.,a) - S(t,.,b)`` (the CBC ranking is the order of the backbone means);
 * raw pairs ``S(t,l,a) - S(t,l,b)`` within each language.
 
-An item with any missing cell in its block is left out of every contrast (and counted), which
-keeps the double-centring exact and paired; this assumes the cells are missing independently of
-the scores. The error level ``1 - level`` is split equally (Bonferroni) over the quantities the
-target tests; beta cells shown but not tested use the split over the beta cells alone.
+Each quantity uses every item that has the cells it needs (:func:`item_contrasts`), which
+assumes the cells are missing independently of the scores. The error level ``1 - level`` is
+split equally (Bonferroni) over the quantities the target tests; beta cells shown but not tested
+use the split over the beta cells alone. What the sequences guarantee, and when: docs/methods.md,
+"The guarantee and its conditions".
 """
 from __future__ import annotations
 
@@ -39,12 +40,13 @@ CELL_COLUMNS = ["kind", "label", "language", "backbone", "versus", "tested", "n_
 class StopStatus:
     """The sequences after the items collected so far, and whether to stop.
 
-    ``n_items`` drawn (and paid for), ``n_complete_items`` used (no missing cell); ``stop``:
-    the target is met (``target_met``) and ``min_items`` complete items are in; ``reason`` says
-    why or what is still open; ``undecided_pairs``: tested pairs not settled; ``tied_pairs``:
-    pairs settled by a half-width below ``epsilon`` with 0 inside (they differ by less than
-    ``2 epsilon``); ``cells``: one row per quantity (:data:`CELL_COLUMNS`; ``settled`` is
-    meaningful where ``tested``).
+    ``n_items`` drawn (and paid for), ``n_complete_items`` with no missing cell; ``stop``: the
+    target is met (``target_met``) and ``min_items`` items are in; ``reason`` says why or what
+    is still open; ``undecided_pairs``: tested pairs not settled; ``tied_pairs``: pairs settled
+    inside ``(-2 epsilon, 2 epsilon)`` with 0 inside (they differ by less than ``2 epsilon``);
+    ``cells``: one row per quantity (:data:`CELL_COLUMNS`: ``n_items`` it used, ``valid``
+    False where the sequence claims no interval yet; ``settled`` is meaningful where
+    ``tested``).
     """
 
     n_items: int
@@ -238,8 +240,9 @@ def betting_grid(plan, lo, hi, target, points=None, full: bool = True) -> np.nda
 
 def settled(plan: pd.DataFrame, lower, upper, target: dict) -> np.ndarray:
     """Whether each quantity meets its target: a beta cell when its half-width is at most
-    ``beta_halfwidth``; a pair when its interval excludes 0 or its half-width is below
-    ``epsilon``. Broadcasts over leading axes."""
+    ``beta_halfwidth``; a pair when its interval excludes 0 or lies inside
+    ``(-2 epsilon, 2 epsilon)`` (then the pair differs by less than ``2 epsilon``, and a pair
+    differing by more can only be settled with its sign). Broadcasts over leading axes."""
     half = (upper - lower) / 2.0
     is_beta = (plan["kind"] == "beta").to_numpy()
     beta_ok = half <= (target["beta_halfwidth"] if target["beta_halfwidth"] is not None
