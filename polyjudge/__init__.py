@@ -21,7 +21,6 @@ only from those before it:
 ``judges`` (calling LLM judges to collect panels) reads with ``data`` and is used only by the
 workflow.
 """
-from ._moved import install as _install_moved_modules
 from ._version import __version__
 from .api import (CMI, Calibration, Heldout, JudgeLS, Reversal, calibrate, cmi_test, heldout,
                   judge_ls, prepare_runs, reversal)
@@ -33,5 +32,3 @@ from .data.sources import read_runs
 __all__ = ["read_runs", "read_inspect_logs", "calibrate", "heldout", "reversal", "cmi_test",
            "judge_ls", "prepare_runs", "Calibrator", "Calibration", "Heldout", "Reversal", "CMI",
            "JudgeLS", "Panel"]
-
-_install_moved_modules(__name__)

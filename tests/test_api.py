@@ -172,7 +172,7 @@ def test_bad_input_gives_the_workflows_message(damage, message):
     assert "panel" not in str(raised.value) and "file row" not in str(raised.value)
 
 
-def test_public_names_are_plain_functions_and_the_analysis_modules_moved():
+def test_public_functions_are_not_shadowed_by_their_analysis_modules():
     import inspect
 
     from polyjudge.analyses import heldout as heldout_module
@@ -189,22 +189,6 @@ def test_public_names_are_plain_functions_and_the_analysis_modules_moved():
     assert set(polyjudge.__all__) <= set(dir(polyjudge))
     for name in polyjudge.__all__:
         assert getattr(polyjudge, name) is not None
-
-
-@pytest.mark.parametrize("old, new, name", [("io", "data.io", "read_table"),
-                                            ("estimator", "cbc.estimator", "double_center"),
-                                            ("figures", "report.figures", "save_figure")])
-def test_old_module_paths_warn_and_forward_for_one_release(old, new, name):
-    code = ("import importlib, warnings; warnings.simplefilter('error'); "
-            f"importlib.import_module('polyjudge.{old}')")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert f"polyjudge.{old} moved to polyjudge.{new}" in out.stderr
-    code = ("import warnings; warnings.simplefilter('ignore'); import importlib; "
-            f"old = importlib.import_module('polyjudge.{old}'); "
-            f"new = importlib.import_module('polyjudge.{new}'); "
-            f"assert old.{name} is new.{name}; print('ok')")
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True).stdout.strip() == "ok"
 
 
 def test_import_is_light():

@@ -20,8 +20,7 @@ ALLOWED = {
     **{stage: {s for s, rank in STAGES.items() if rank <= STAGES[stage]} for stage in STAGES},
     "judges": {"judges", "data"},
     "scripting": {"scripting"},
-    "_moved": {"_moved"},
-    "__init__": {"__init__", "_moved", "_version", "api", "calibrator", "data"},
+    "__init__": {"__init__", "_version", "api", "calibrator", "data"},
     "_version": {"_version"},
     # the user-facing top level beside api: the Calibrator (needs analyses.missing through api)
     # and the console script
