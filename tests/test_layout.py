@@ -7,6 +7,8 @@ Imports are read with ``ast`` (also those inside functions), so a lazy import co
 """
 import ast
 import inspect
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -130,3 +132,42 @@ def test_public_names_are_plain_functions_and_classes():
         value = getattr(polyjudge, name)
         assert inspect.isfunction(value) or inspect.isclass(value), name
         assert value.__module__.startswith("polyjudge."), name
+
+
+# History belongs in git and the CHANGELOG: a comment says why the code is as it is, not which
+# ticket led there, and a number that means something only in the tracker means nothing in a clone.
+TRACKER_REFERENCE = re.compile(r"\bissues?\s+#?\d+", re.IGNORECASE)
+
+
+def tracked_text_files() -> list[str]:
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True,
+                                check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    return [name for name in listed.decode().split("\0") if name]
+
+
+def test_no_tracked_file_names_an_issue_number():
+    found = []
+    for name in tracked_text_files():
+        path = REPO / name
+        if path.name == "CHANGELOG.md" or not path.is_file():
+            continue
+        content = path.read_bytes()
+        if b"\0" in content[:8192]:
+            continue  # binary (Parquet, PNG)
+        text = content.decode("utf-8", errors="replace")
+        found += [f"{name}:{text.count(chr(10), 0, hit.start()) + 1}: {hit.group(0)}"
+                  for hit in TRACKER_REFERENCE.finditer(text)]
+    assert not found, ("say why the code is so, without the issue number (the history goes to "
+                       "git and CHANGELOG.md):\n" + "\n".join(found))
+
+
+def test_the_issue_number_check_sees_the_usual_spellings():
+    # spelt here in two pieces, so this file passes the check it tests
+    for word, number in [("Issue", " 10, parts 3 and 4"), ("(issue", " 6)"),
+                         ("issues", " 13 and 15"), ("see issue", " #28"), ("ISSUE", "  7")]:
+        assert TRACKER_REFERENCE.search(word + number), word + number
+    for text in ["tissue 3", "the issue is 4 cells", "no issues found"]:
+        assert not TRACKER_REFERENCE.search(text), text
