@@ -6,22 +6,8 @@ table from Inspect AI eval logs), :func:`calibrate`, :func:`heldout`,
 :func:`reversal`, :func:`cmi_test` on a long run table and :func:`judge_ls` on a verdict table,
 each returning a small result with tidy DataFrames and ``plot()``.
 
-The subpackages follow the data down the pipeline (docs/README.md, "Package map"); each imports
-only from those before it:
-
-* ``data``: reading, checking and streaming input tables, checksums, the judgment tree, config
-* ``cbc``: the estimator (double-centering) and the task bootstrap
-* ``analyses``: every analysis of the papers (held-out evaluation and baselines, reversal,
-  information, ablations, external, missing cells, diagnostics, simulation, Judge-LS)
-* ``report``: figures and the claims table
-* ``api``: the public functions above
-* ``calibrator``: :class:`Calibrator`, a CBC fit carried to new runs (fit, transform, rank, save,
-  load); ``cli``: the ``polyjudge`` console script (``polyjudge fit``, ``polyjudge apply``)
-
-``judges`` (calling LLM judges to collect panels) reads with ``data`` and is used only by the
-workflow.
+The subpackages and what each may import: docs/README.md#package-map.
 """
-from ._moved import install as _install_moved_modules
 from ._version import __version__
 from .api import (CMI, Calibration, Heldout, JudgeLS, Reversal, calibrate, cmi_test, heldout,
                   judge_ls, prepare_runs, reversal)
@@ -33,5 +19,3 @@ from .data.sources import read_runs
 __all__ = ["read_runs", "read_inspect_logs", "calibrate", "heldout", "reversal", "cmi_test",
            "judge_ls", "prepare_runs", "Calibrator", "Calibration", "Heldout", "Reversal", "CMI",
            "JudgeLS", "Panel"]
-
-_install_moved_modules(__name__)

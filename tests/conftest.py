@@ -12,7 +12,7 @@ from polyjudge.data.panel import Panel
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
-# --- M-RewardBench external panel (issue 6) ------------------------------------------------------
+# --- M-RewardBench external panel ---------------------------------------------------------------
 MREWARDBENCH_DIR = DATA / "mrewardbench_panel"
 MREWARDBENCH_ARTIFACTS = (DATA / "cbc_paper_artifacts" / "data" / "external_validation"
                           / "mrewardbench_panel" / "analysis_1500_item")
@@ -72,7 +72,7 @@ def devai_panel(devai_runs) -> Panel:
     return io.build_panel(devai_runs, "devai", DEVAI_LANGUAGES, DEVAI_BACKBONES)
 
 
-# --- the README's reproduction command in a copy of the repository (issues 13 and 15) -----------
+# --- the README's reproduction command in a copy of the repository -----------------------------
 def _user_environment():
     """The environment of a new shell: no project virtualenv, no PYTHONPATH."""
     import os
@@ -139,7 +139,7 @@ def readme_reproduction(tmp_path_factory) -> Path:
     return once_per_run(tmp_path_factory, "readme_reproduction", _readme_reproduction)
 
 
-# --- results page (issue 27) ---------------------------------------------------------------------
+# --- results page -------------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def page_runs(tmp_path_factory) -> dict:
     """Results folders built from the snapshot (tests/page_results.py) with their pages: run A's

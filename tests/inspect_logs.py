@@ -39,8 +39,6 @@ Either way each Score's metadata also carries ``{"grader": <model name>}``.
 The planted values depend only on (seed, task, language, grader, epoch) through a hash, so a cell
 keeps its value when other graders, languages or samples are added.
 
-(Copied from the lab notes of issue 22 and extended with answer orders and gold targets.)
-
 Offline: the mock model's replies carry their token ``usage`` (otherwise mockllm counts tokens with
 tiktoken, which downloads its encoding and fails offline), nothing else reaches the network.
 """

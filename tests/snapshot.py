@@ -12,7 +12,7 @@ types, JSON keys, labels, row order and text, exactly; integers (an integer-type
 a JSON int, a CSV field or a number in Markdown written without a decimal point or exponent)
 exactly; other numbers within ``rtol`` :data:`RTOL` and ``atol`` :data:`ATOL`
 (``|now - stored| <= ATOL + RTOL * |stored|``, NaN equals NaN). Floats are written with 17
-significant digits, and another CPU's SIMD or BLAS kernels change the last of them (issue 19), so
+significant digits, and another CPU's SIMD or BLAS kernels change the last of them, so
 bytes are compared only between two runs on one machine (:func:`byte_differences`).
 
 What is compared, by file kind:

@@ -156,7 +156,7 @@ def test_incomplete_panel_uses_least_squares_by_default():
 ])
 def test_bad_input_gives_the_workflows_message(damage, message):
     """The same validation as the workflow's ingest, the table named by ``source``: the same
-    problem, worded for the API (its arguments, the DataFrame's index; issue 28 item 10)."""
+    problem, worded for the API (its arguments, the DataFrame's index)."""
     from polyjudge.data.errors import front
     bad = damage(unusual_runs())
     with pytest.raises(io.InputError) as raised:
@@ -172,7 +172,7 @@ def test_bad_input_gives_the_workflows_message(damage, message):
     assert "panel" not in str(raised.value) and "file row" not in str(raised.value)
 
 
-def test_public_names_are_plain_functions_and_the_analysis_modules_moved():
+def test_public_functions_are_not_shadowed_by_their_analysis_modules():
     import inspect
 
     from polyjudge.analyses import heldout as heldout_module
@@ -191,22 +191,6 @@ def test_public_names_are_plain_functions_and_the_analysis_modules_moved():
         assert getattr(polyjudge, name) is not None
 
 
-@pytest.mark.parametrize("old, new, name", [("io", "data.io", "read_table"),
-                                            ("estimator", "cbc.estimator", "double_center"),
-                                            ("figures", "report.figures", "save_figure")])
-def test_old_module_paths_warn_and_forward_for_one_release(old, new, name):
-    code = ("import importlib, warnings; warnings.simplefilter('error'); "
-            f"importlib.import_module('polyjudge.{old}')")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert f"polyjudge.{old} moved to polyjudge.{new}" in out.stderr
-    code = ("import warnings; warnings.simplefilter('ignore'); import importlib; "
-            f"old = importlib.import_module('polyjudge.{old}'); "
-            f"new = importlib.import_module('polyjudge.{new}'); "
-            f"assert old.{name} is new.{name}; print('ok')")
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True).stdout.strip() == "ok"
-
-
 def test_import_is_light():
     code = ("import sys, polyjudge; "
             "print(sorted(m for m in ('scipy', 'matplotlib', 'sklearn') if m in sys.modules))")
@@ -218,7 +202,7 @@ def test_heldout_cmi_and_judge_ls_results():
     runs = simulate_panel(seed=6, n_tasks=15, n_languages=3, n_backbones=3, n_frameworks=2).runs
     held = polyjudge.heldout(runs, methods=["Raw", "CBC", "Dawid-Skene (requirement)"],
                             replicates=30, seed=1)
-    # a method the data cannot support keeps its row, with the reason (issue 28)
+    # a method the data cannot support keeps its row, with the reason
     assert list(held.tau["method"]) == ["Raw", "CBC", "Dawid-Skene (requirement)"]
     assert held.skipped == ("Dawid-Skene (requirement)",)
     assert held.tau["reason"].tolist()[:2] == ["", ""]
@@ -277,8 +261,8 @@ def test_the_documented_example_runs(document, tmp_path, monkeypatch):
 
 
 def test_api_messages_name_the_dataframe_index_and_the_arguments(monkeypatch):
-    """Issue 28 item 10: API errors said "in the panel config" and "file row numbers" for a
-    DataFrame. They now name the function's arguments and the DataFrame's own index."""
+    """A DataFrame has no panel config and no file rows: API errors name the function's
+    arguments and the DataFrame's own index."""
     from polyjudge.analyses.synthetic import simulate_panel
     runs = simulate_panel(1, n_tasks=6, n_languages=2, n_backbones=2).runs
     runs.index = range(100, 100 + len(runs))

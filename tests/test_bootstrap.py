@@ -116,7 +116,7 @@ def test_full_fit_bootstrap():
     assert full.counts.tolist() == [[1, 1, 1, 1]] and full.oob.all()
 
 
-# --- chunked replicates (issue 15): bounded memory, the same result as one chunk ---------------
+# --- chunked replicates: bounded memory, the same result as one chunk -------------------------
 from polyjudge.cbc.bootstrap import replicate_chunk, task_bootstrap_chunks  # noqa: E402
 
 

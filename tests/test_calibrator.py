@@ -1,5 +1,5 @@
 """The Calibrator: the same beta as calibrate, exact transforms, a faithful file, clear refusals,
-scikit-learn conventions and intervals that cover in simulation (issue 21)."""
+scikit-learn conventions and intervals that cover in simulation."""
 import importlib.util
 import inspect
 import json
@@ -259,10 +259,11 @@ def test_intervals_cover_in_a_small_simulation():
 
 @pytest.mark.parametrize("umask", [0o022, 0o027, 0o002])
 def test_atomic_writes_get_the_mode_a_plain_open_gives(tmp_path, umask):
-    """Issue 28 item 9: calibrator files were 0600 (mkstemp) whatever the umask, so colleagues
-    on a shared cluster could not read them. Every atomic write of the package (Calibrator.save,
-    which `polyjudge fit` and the workflow's cbc/calibrator.json use; `polyjudge apply`'s tables;
-    the streamed ingest's runs.parquet) now gets the mode ``open()`` gives under the umask."""
+    """Colleagues on a shared cluster must be able to read what the package writes, and a
+    temporary file (mkstemp) is 0600 whatever the umask. Every atomic write of the package
+    (Calibrator.save, which `polyjudge fit` and the workflow's cbc/calibrator.json use;
+    `polyjudge apply`'s tables; the streamed ingest's runs.parquet) gets the mode ``open()`` gives
+    under the umask."""
     from polyjudge.cli import write_table
     from polyjudge.data.sources import scan_source
 
@@ -286,10 +287,10 @@ def test_atomic_writes_get_the_mode_a_plain_open_gives(tmp_path, umask):
 
 
 def test_the_default_calibrator_gives_rank_intervals_that_hold():
-    """Issue 28 item 16: Calibrator() and `polyjudge fit` defaulted to no band, so rank took beta
-    as exact (per-language coverage 0.901 at a nominal 0.95) without a word. The default now
-    fits the band (500 task bootstraps), which the coverage study shows holds (0.949); without
-    a band rank warns, naming the fix; an incomplete panel is told how to fit without one."""
+    """Without a band, rank takes beta as exact (per-language coverage 0.901 at a nominal 0.95).
+    So Calibrator() and `polyjudge fit` fit the band by default (500 task bootstraps), which the
+    coverage study shows holds (0.949); without a band rank warns, naming the fix; an incomplete
+    panel is told how to fit without one."""
     _, old, new = split_panel(seed=8)
     default = Calibrator().fit(old)
     assert default.has_band and default.band_["n_replicates"] == 500

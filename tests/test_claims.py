@@ -104,8 +104,8 @@ def test_changing_a_reproduced_value_flips_its_status(tmp_path):
 
 
 def test_claims_md_numbers_its_sections_in_order_as_methods_md(outputs):
-    """Issue 28 item 14: claims.md listed sections 1,2,3,4,6,5,7,8,10,10. The rows are rendered in
-    the order of their section numbers (test_docs checks each is a heading of methods.md)."""
+    """claims.md renders the rows in the order of their section numbers (1, 2, ..., 10.1, 10.2),
+    not in the order of config/claims.yaml (test_docs checks each is a heading of methods.md)."""
     table = claims.evaluate_claims([claim("a", 1, 0, "r/none.json", {"key": "x"}) | {
         "section": section} for section in ("6 CMI", "5 Ablations", "10.2 Parse", "10.1 Inc",
                                             "2 Held-out")] + [
@@ -117,9 +117,9 @@ def test_claims_md_numbers_its_sections_in_order_as_methods_md(outputs):
 
 
 def test_claims_md_on_a_users_own_panels_says_whose_claims_they_are(outputs):
-    """Issue 28 item 10: on a user's panel claims.md said "124 published quantities: 0
-    reproduced, ... 124 not computed". With no claim computed it now says the table belongs to
-    the default reproduction and how to check it, and lists no rows."""
+    """On a user's own panels no claim is computed, and "124 published quantities: 0
+    reproduced, ... 124 not computed" would read as a failure. claims.md then says the table
+    belongs to the default reproduction and how to check it, and lists no rows."""
     table = claims.evaluate_claims([claim(str(i), 1, 0, "r/none.json", {"key": "x"})
                                     for i in range(3)], outputs)
     text = claims.claims_markdown(table)
@@ -132,8 +132,8 @@ def test_claims_md_on_a_users_own_panels_says_whose_claims_they_are(outputs):
 
 
 def test_the_end_of_run_summary_counts_claims_and_says_where_results_are(tmp_path):
-    """Issue 28 item 11: the run ended on a Python dict of the claims log. The summary says what
-    ran, the claims count (or that it is from an earlier run), the figures and the report."""
+    """A run ends on a summary a person reads: what ran, the claims count (or that it is from an
+    earlier run), the figures and the report."""
     import os
     import time
 

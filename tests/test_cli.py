@@ -149,7 +149,7 @@ def test_a_failure_after_reading_leaves_no_file(tables, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-# --- issue 28 items 8 and 16: the workflow's sources, the CLI's own flags, bands by default -------
+# --- the workflow's sources, the CLI's own flags, bands by default -----------------------------
 def in_process(*args, cwd, capsys):
     """``polyjudge`` run in this process (``cli.main``, the console script's entry point; the
     tests above run the installed command): its exit code, stdout and stderr."""

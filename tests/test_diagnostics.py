@@ -1,4 +1,5 @@
-"""Three-way ANOVA diagnostic and the task-bootstrap simultaneous band (issue 10, parts 3-4)."""
+"""Three-way ANOVA diagnostic and the task-bootstrap simultaneous band (docs/methods.md 10.3,
+10.4)."""
 import numpy as np
 import pandas as pd
 import pytest

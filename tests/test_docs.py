@@ -301,7 +301,7 @@ def test_docs_do_not_point_outside_the_repository(source):
     assert outside not in markdown, f"{source} names {outside}, which a clone does not have"
 
 
-# --- issue 28 items 15 and 17 --------------------------------------------------------------------
+# --- the contributing guide and the README's timings ------------------------------------------
 
 def test_the_contributing_guide_names_what_exists():
     """docs/contributing.md walks through adding an analysis: every file, folder and function it
@@ -330,10 +330,10 @@ def test_the_contributing_guide_names_what_exists():
 
 
 def test_the_readme_timing_quotes_cpu_jobs_and_the_load_from_a_named_benchmark():
-    """Issue 28 item 17: the README said "about 35 seconds"; measured under load it was 90-97 s
-    wall. Its timing now gives CPU seconds and jobs with a wall-time range and the load, from
-    benchmarks/reproduction.py, and every row of its performance table names the benchmark,
-    which exists and which docs/performance.md names too."""
+    """One wall time misleads on a shared machine (under load the reproduction takes two to
+    three times its quiet-machine time). The README's timing gives CPU seconds and jobs with a
+    wall-time range and the load, from benchmarks/reproduction.py, and every row of its
+    performance table names the benchmark, which exists and which docs/performance.md names too."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     intro = readme[readme.index("The full default run"):readme.index("Then build the HTML")]
     assert re.search(r"\(\d+ jobs\)", intro) and "s of CPU" in intro and "load" in intro

@@ -417,15 +417,15 @@ def test_stopping_curve_draws_every_round_and_rings_the_stop():
     assert list(pairs_axis.lines[0].get_xdata()) == [1.2, 2.4, 3.6, 4.8]
     ringed = pairs_axis.collections[0].get_offsets()
     assert ringed.tolist() == [[4.8, 0.0]]
-# --- issue 28 item 14 (and 10): titles, legends of present series only, the FDR level -------------
+# --- titles, legends of present series only, the FDR level ---------------------------------------
 def legend_labels(fig: Figure) -> list[str]:
     legends = [*fig.legends] + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
     return [text.get_text() for legend in legends for text in legend.get_texts()]
 
 
 def test_the_figure_script_names_the_panel_in_every_title():
-    """task_count_curve and reversal_strength had no panel name in their title; every figure
-    the workflow draws now has it (titles are passed by workflow_scripts/figure.py)."""
+    """Every figure the workflow draws names its panel in the title, so figures of several
+    panels are told apart (titles are passed by workflow_scripts/figure.py)."""
     source = (Path(__file__).resolve().parents[1] / "workflow_scripts" / "figure.py").read_text()
     builders = source[source.index("builders = {"):source.index("return builders")]
     entries = builders.split('\n        "')[1:]

@@ -1,4 +1,4 @@
-"""A new user's first hour (issue 28): each mistake a new user makes gets a message naming what
+"""A new user's first hour: each mistake a new user makes gets a message naming what
 is at fault and a fix that works, at every place a table enters (API, Calibrator, CLI,
 read_runs, workflow)."""
 import json

@@ -375,9 +375,9 @@ def test_an_empty_shard_writes_an_empty_calls_table(tmp_path):
 
 
 def test_plan_costs_are_rounded_for_reading_and_totals_kept_apart(tmp_path):
-    """Issue 28 item 12: plan.csv showed 0.9093000000000001 and mixed a `total` row into the
-    data rows. Costs are written to 4 significant digits, never coarser than cents, and the
-    totals go to their own one-row table."""
+    """plan.csv is read by people and by programs: costs are written to 4 significant digits
+    (0.9093, not 0.9093000000000001), never coarser than cents, and the totals go to their own
+    one-row table, so no `total` row is mixed into the data rows."""
     judge = Endpoint("judge", "http://x/v1", "m", price_input_per_million=0.15,
                      price_output_per_million=0.6)
     cost = judge.cost(29_940, 2_994)

@@ -137,7 +137,7 @@ def test_judge_ls_collection_recovers_planted_judges(tmp_path):
     plan = pd.read_csv(out / "collect" / "plan.csv").set_index(["endpoint", "stage"])
     assert plan.loc[("translator", "translate"), "calls"] == 80 * 3 * 2
     assert plan.loc[("judge_a", "judge_pairwise"), "calls"] == 80 * 8
-    total = pd.read_csv(out / "collect" / "plan_total.csv")  # the totals apart (issue 28)
+    total = pd.read_csv(out / "collect" / "plan_total.csv")  # the totals apart
     assert "total" not in plan.index.get_level_values("endpoint")
     assert len(total) == 1 and total["calls"].iloc[0] == plan["calls"].sum()
     assert all(len(repr(c).split(".")[-1]) <= 7 for c in plan["cost_usd"])

@@ -1,12 +1,13 @@
-"""The package's shape: imports point down the pipeline, no circles, no oversized module.
+"""The package's shape: imports point up the package map, no circles, no oversized module.
 
-The stages, in the order data flows (docs/README.md, "Package map"):
-``data`` <- ``cbc`` <- ``analyses`` <- ``report`` <- ``api``; ``judges`` (calling LLM judges)
-reads with ``data`` only. A module may import from its own stage and the stages before it.
-Imports are read with ``ast`` (also those inside functions), so a lazy import counts too.
+The map is the table in docs/README.md#package-map; this file reads it, so the map and the rules
+it holds the code to are one text. Imports are read with ``ast`` (also those inside functions),
+so a lazy import counts too.
 """
 import ast
 import inspect
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,20 +16,68 @@ import polyjudge
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "polyjudge"
-STAGES = {"data": 0, "cbc": 1, "analyses": 2, "report": 3, "api": 4}
-ALLOWED = {
-    **{stage: {s for s, rank in STAGES.items() if rank <= STAGES[stage]} for stage in STAGES},
-    "judges": {"judges", "data"},
-    "scripting": {"scripting"},
-    "_moved": {"_moved"},
-    "__init__": {"__init__", "_moved", "_version", "api", "calibrator", "data"},
-    "_version": {"_version"},
-    # the user-facing top level beside api: the Calibrator (needs analyses.missing through api)
-    # and the console script
-    "calibrator": set(STAGES) | {"calibrator", "_version"},
-    "cli": set(STAGES) | {"calibrator", "cli", "_version"},
-}
+MAP_PAGE = REPO / "docs" / "README.md"
+
+
+def package_map(page: str) -> dict[str, tuple[str, set[str]]]:
+    """The rows of the package map, in order: name under ``polyjudge.`` (``__init__`` for the
+    package itself) -> (what it holds, the names it may import besides its own)."""
+    section = re.split(r"\n#{1,6} ", page[page.index("## Package map"):])[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        name = re.fullmatch(r"`polyjudge(?:\.(\w+))?`", cells[0]) if len(cells) == 3 else None
+        if name:
+            rows[name.group(1) or "__init__"] = (cells[1], set(re.findall(r"`(\w+)`", cells[2])))
+    return rows
+
+
+MAP = package_map(MAP_PAGE.read_text(encoding="utf-8"))
+ALLOWED = {name: {name} | may_import for name, (_, may_import) in MAP.items()}
 MAX_MODULE_LINES = 500
+
+
+def map_problems(rows: dict[str, tuple[str, set[str]]]) -> list[str]:
+    """Where the map and the package disagree: every module and subpackage of polyjudge/ has
+    its row and every row exists; a subpackage's row names each of its modules (``name``) and
+    subpackages (``name/``); a row may import only rows above it (the table's order is the
+    pipeline's)."""
+    problems = []
+    on_disk = {p.stem for p in PACKAGE.glob("*.py") if p.name != "__init__.py"} | {
+        p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()} | {"__init__"}
+    if set(rows) != on_disk:
+        problems.append(f"rows missing: {sorted(on_disk - set(rows))}; rows of nothing: "
+                        f"{sorted(set(rows) - on_disk)}")
+    above = []
+    for name, (holds, may_import) in rows.items():
+        folder = PACKAGE / name
+        if folder.is_dir():
+            named = set(re.findall(r"`([\w/]+)`", holds))
+            inside = {p.stem for p in folder.glob("*.py") if p.name != "__init__.py"} | {
+                p.name + "/" for p in folder.iterdir() if (p / "__init__.py").is_file()}
+            if not inside <= named:
+                problems.append(f"the row of polyjudge.{name} omits {sorted(inside - named)}")
+        if not may_import <= set(above):
+            problems.append(f"polyjudge.{name} may import {sorted(may_import - set(above))}, "
+                            f"which are not above it")
+        above.append(name)
+    return problems
+
+
+def test_the_package_map_is_true():
+    problems = map_problems(MAP)
+    assert MAP and not problems, "docs/README.md#package-map: " + "; ".join(problems)
+
+
+def test_the_map_check_sees_drift():
+    page = MAP_PAGE.read_text(encoding="utf-8").replace("`ledger`", "the ledger")
+    page = page.replace("| `polyjudge.cbc` |", "| `polyjudge.cbk` |")
+    page = re.sub(r"(\| `polyjudge\.data` \|.*\| )nothing else of the package \|",
+                  r"\1`report` |", page)
+    problems = " ".join(map_problems(package_map(page)))
+    assert "rows missing: ['cbc']" in problems and "rows of nothing: ['cbk']" in problems
+    assert "polyjudge.judges omits ['ledger']" in problems
+    assert "polyjudge.data may import ['report']" in problems
 
 
 def module_name(path: Path) -> str:
@@ -73,7 +122,7 @@ MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_imports_point_down_the_pipeline(module):
     stage = stage_of(module)
-    assert stage in ALLOWED, f"{module}: a new stage? add it to tests/test_layout.py and the map"
+    assert stage in ALLOWED, f"{module}: a new stage? add its row to docs/README.md#package-map"
     wrong = sorted(target for target in imported_modules(MODULES[module])
                    if stage_of(target) not in ALLOWED[stage] and target != "polyjudge")
     assert not wrong, (f"{module} (stage {stage}) imports {wrong}; it may import only "
@@ -131,3 +180,42 @@ def test_public_names_are_plain_functions_and_classes():
         value = getattr(polyjudge, name)
         assert inspect.isfunction(value) or inspect.isclass(value), name
         assert value.__module__.startswith("polyjudge."), name
+
+
+# History belongs in git and the CHANGELOG: a comment says why the code is as it is, not which
+# ticket led there, and a number that means something only in the tracker means nothing in a clone.
+TRACKER_REFERENCE = re.compile(r"\bissues?\s+#?\d+", re.IGNORECASE)
+
+
+def tracked_text_files() -> list[str]:
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True,
+                                check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    return [name for name in listed.decode().split("\0") if name]
+
+
+def test_no_tracked_file_names_an_issue_number():
+    found = []
+    for name in tracked_text_files():
+        path = REPO / name
+        if path.name == "CHANGELOG.md" or not path.is_file():
+            continue
+        content = path.read_bytes()
+        if b"\0" in content[:8192]:
+            continue  # binary (Parquet, PNG)
+        text = content.decode("utf-8", errors="replace")
+        found += [f"{name}:{text.count(chr(10), 0, hit.start()) + 1}: {hit.group(0)}"
+                  for hit in TRACKER_REFERENCE.finditer(text)]
+    assert not found, ("say why the code is so, without the issue number (the history goes to "
+                       "git and CHANGELOG.md):\n" + "\n".join(found))
+
+
+def test_the_issue_number_check_sees_the_usual_spellings():
+    # spelt here in two pieces, so this file passes the check it tests
+    for word, number in [("Issue", " 10, parts 3 and 4"), ("(issue", " 6)"),
+                         ("issues", " 13 and 15"), ("see issue", " #28"), ("ISSUE", "  7")]:
+        assert TRACKER_REFERENCE.search(word + number), word + number
+    for text in ["tissue 3", "the issue is 4 cells", "no issues found"]:
+        assert not TRACKER_REFERENCE.search(text), text

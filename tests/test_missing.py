@@ -1,4 +1,4 @@
-"""Incomplete-panel estimators of beta and parse failures as missing (issue 10, parts 1-2)."""
+"""Incomplete-panel estimators of beta and parse failures as missing (docs/methods.md 10.1-10.2)."""
 import numpy as np
 import pandas as pd
 import pytest

@@ -53,8 +53,8 @@ def own_data_config(tmp_path):
 def test_own_data_end_to_end(tmp_path):
     config = write_config(tmp_path, own_data_config(tmp_path))
     result = snakemake(tmp_path, "--configfile", str(config))
-    # issue 28 items 11 and 10: the run ends with a short summary, not a dict; on the user's own
-    # panel claims.md says the claims belong to the default reproduction
+    # the run ends with a short summary a person reads; on the user's own panel claims.md says
+    # the claims belong to the default reproduction
     summary = result.stderr[result.stderr.index("polyjudge: finished."):].splitlines()
     assert len(summary) <= 5 + 2  # then only snakemake's own "Complete log(s)" and its time
     summary = summary[:5]

@@ -1,6 +1,6 @@
 """Diagnostics of the CBC model: is the two-way model adequate (the three-way interaction test)?
 
-Issue 10, parts 3 and 4. CBC (paper, section 3) models the task-level score as additive in task
+CBC (paper, section 3; docs/methods.md 10.3) models the task-level score as additive in task
 effects plus the language x backbone interaction ``beta`` and cannot tell a task x language x
 backbone effect ``delta(t,l,b)`` from it or from noise. Where a cell has repeats (devai: three
 frameworks judged identical workspaces), :func:`three_way_anova` tests ``delta`` against the
@@ -98,7 +98,7 @@ def three_way_anova(runs: np.ndarray, alpha: float = 0.05) -> ThreeWayAnova:
     Effects are the usual balanced projections (``x_tl.. - x_t... - x_.l.. + x_....`` and so on),
     ``SS = sum of squared effects over all runs``; degrees of freedom ``n-1``, ..., three-way
     ``(n-1)(k-1)(m-1)``, residual ``n k m (F-1)``; every term's ``F = MS / MS_residual``
-    (issue 10, part 3).
+    (docs/methods.md 10.3).
     """
     import scipy.stats  # here, not at the top: the band step never needs it (~0.5 s)
 

@@ -3,7 +3,7 @@
 CBC (paper, section 3; docs/methods.md section 1) double-centres the cell means of a complete,
 balanced panel. With missing task x language x backbone cells, cell means over different task
 sets mix task difficulty into beta. Three estimators of ``beta[l, b]`` from ``T[t, l, b]`` with
-NaN for missing cells (issue 10, part 1):
+NaN for missing cells (docs/methods.md 10.1):
 
 * ``available_means``: double-centre the means of the observed cells (``M[l, b]`` over the tasks
   observed in that cell).
@@ -173,7 +173,7 @@ def least_squares_fit(values: np.ndarray, task_language=False, ridge_lambda: flo
     effects) or ``"ridge"`` (``g`` shrunk with penalty ``ridge_lambda``; None estimates
     ``lambda = sigma_e^2 / sigma_g^2`` per panel by the ANOVA method of moments, the
     random-effects BLUP). ``tol`` is the convergence tolerance on beta in score units.
-    Identical to plain double-centring on a complete panel (issue 10, part 1).
+    Identical to plain double-centring on a complete panel (docs/methods.md 10.1).
     """
     values = _check_values(values)
     if task_language not in (False, "fixed", "ridge"):
@@ -315,7 +315,7 @@ def deletion_experiment(values: np.ndarray, rates=(0.05, 0.10), n_replicates: in
     return pd.DataFrame(rows)
 
 
-# --- parse failures as missing (issue 10, part 2) -------------------------------------------
+# --- parse failures as missing (docs/methods.md 10.2) ----------------------------------------
 
 def runs_treating_empty_as_missing(requirements: pd.DataFrame, source="requirements",
                                    empty_status: str = "empty") -> pd.DataFrame:

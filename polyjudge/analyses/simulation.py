@@ -1,4 +1,4 @@
-"""Simulation study of CBC on the synthetic additive-model panels (issue 10, part 5).
+"""Simulation study of CBC on the synthetic additive-model panels (docs/methods.md 10.5).
 
 For each scenario of a grid (panel sizes, noise, task x language effects, three-way effects),
 many panels of the model of :mod:`polyjudge.analyses.synthetic` are drawn and CBC is fitted on each:
@@ -11,7 +11,7 @@ many panels of the model of :mod:`polyjudge.analyses.synthetic` are drawn and CB
 * the three-way diagnostic's detection rate (share of panels with p < alpha), when there are
   repeats (frameworks).
 
-Everything is stacked over panels (issue 15): a block of ``P`` panels is one ``(P, n, k, m, F)``
+Everything is stacked over panels, not looped: a block of ``P`` panels is one ``(P, n, k, m, F)``
 run array, the band's task bootstraps one ``(P, R, n)`` weight array and its cell means one
 batched matrix product, exactly as :mod:`polyjudge.analyses.heldout` stacks its replicates. The formulas
 are those of :func:`polyjudge.cbc.band.bootstrap_band`, :func:`polyjudge.cbc.estimator.residual_sd`

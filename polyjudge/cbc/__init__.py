@@ -1,5 +1,4 @@
-"""Stage 2: the CBC estimator (double-centering, CBC paper section 3) and the task bootstrap.
+"""The CBC estimator (double-centering, CBC paper section 3), the task bootstrap and the band.
 
-``estimator``: ``double_center``, CBC-Weighted, the radius, rankings; ``bootstrap``: task
-resampling, weighted cell means and Kendall tau, vectorised over replicates. Imports ``data``.
+Its modules and what they may import: docs/README.md#package-map.
 """

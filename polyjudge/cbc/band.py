@@ -48,7 +48,7 @@ def bootstrap_band(panel: Panel, n_replicates: int = 2000, seed=0,
     and gives ``beta*_r`` and ``se*_r``, the same formulas with weights ``w``;
     ``t_r = max_{l,b} |beta*_r - beta_hat| / se*_r``. The critical value ``c`` is the
     ``level``-quantile of ``t_r`` and ``beta_hat +- c se`` covers all ``k m`` cells at once
-    (issue 10, part 4). Each replicate is studentised by its own ``se*_r``: dividing by the
+    (docs/methods.md 10.4). Each replicate is studentised by its own ``se*_r``: dividing by the
     fixed ``se`` instead ignores the noise of the per-cell SEs, which the max over cells picks
     up (about 86-90% coverage at n = 55, k = 8, m = 6 in simulation, against 94-95% here).
     Needs a complete panel. Replicates are drawn and reduced in chunks of ``chunk_size``

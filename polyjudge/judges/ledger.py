@@ -1,7 +1,7 @@
 """A collection's spend shared by all its shard jobs, so ``max_cost`` holds however many run.
 
-Each shard job used to compare only its own view of the cache with ``max_cost``, so N shards in
-parallel could spend about N times the cap. The ledger is one append-only file per collection,
+A shard job that compared only its own view of the cache with ``max_cost`` would let N shards in
+parallel spend about N times the cap. The ledger is one append-only file per collection,
 ``<cache_dir>/<collection>/ledger.jsonl``, that every job of the collection reads and appends to
 under an exclusive ``fcntl.flock``: before a call starts it *reserves* its estimated cost (the
 plan's estimate), and the reservation is granted only while spend + open reservations + the

@@ -1,4 +1,4 @@
-"""Stage 4: what a reader looks at: ``figures`` (one module per analysis), ``claims`` (the
-published values beside the reproduced ones) and ``page`` (the self-contained results page,
-``results/index.html``, and ``polyjudge compare``). Imports ``data``, ``cbc`` and ``analyses``.
+"""What a reader looks at: the figures, the claims table and the results page.
+
+Its modules and what they may import: docs/README.md#package-map.
 """

@@ -149,8 +149,8 @@ def deletion_mae(mae: pd.DataFrame, units: str = "score points",
     """MAE of the interaction after random cell deletion, per estimator, against the deletion rate.
 
     ``mae``: columns rate, method, mae_mean, mae_sd (``missing/mae.csv``): MAE = mean over cells
-    of ``|beta_deleted - beta_full|``, mean +- SD over replicates (issue 10). Series are dodged
-    slightly along x so their error bars do not overlap.
+    of ``|beta_deleted - beta_full|``, mean +- SD over replicates (docs/methods.md 10.1). Series
+    are dodged slightly along x so their error bars do not overlap.
     """
     require_columns(mae, ["rate", "method", "mae_mean", "mae_sd"], "deletion_mae")
     methods = list(pd.unique(mae["method"]))

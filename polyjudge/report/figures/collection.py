@@ -1,5 +1,5 @@
-"""Figure of a collection stopped at a precision target (issue 25): width and decisions against
-the money spent, one point per round."""
+"""Figure of a collection stopped at a precision target (docs/methods.md 10.7): width and
+decisions against the money spent, one point per round."""
 from __future__ import annotations
 
 import numpy as np

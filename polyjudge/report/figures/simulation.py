@@ -1,4 +1,4 @@
-"""Figures of simulation study (issue 10, part 5)."""
+"""Figures of the simulation study (docs/methods.md 10.5)."""
 from __future__ import annotations
 
 import numpy as np
