@@ -29,7 +29,7 @@ with its sign), coverage of the tested quantities at every round from `min_items
 stop.
 
     python benchmarks/collection_replay.py [--orders 1000] [--seed 2025] [--band-orders 100]
-        [--betting-orders 100]
+        [--betting-orders 100] [--betting-beta]
         [--band-only] [--panels mrewardbench devai synthetic]
         [--out results/benchmarks/collection_replay.csv]
 """
@@ -130,6 +130,8 @@ def run_targets(name, scores, labels, score_range, targets, args, truth=None, ba
     rows = []
     for label, target in targets:
         for sequence, rule in ({} if args.band_only else RULES).items():
+            if sequence == "betting" and "beta_halfwidth" in target and not args.betting_beta:
+                continue   # its fine grid over a wide beta range is the slow part
             known = score_range if sequence == "betting" or not range_only_for_betting else None
             full = {**target, "sequence": sequence, "score_range": known,
                     "design_items": max_items or len(scores), "max_items": max_items}
@@ -175,6 +177,8 @@ def main():
     parser.add_argument("--band-orders", type=int, default=100)
     parser.add_argument("--betting-orders", type=int, default=100,
                         help="orders for the betting sequence (its grid makes it the slow rule)")
+    parser.add_argument("--betting-beta", action="store_true",
+                        help="also replay the betting sequence on the beta_halfwidth targets")
     parser.add_argument("--band-only", action="store_true",
                         help="only the task-bootstrap band rule (the slow part; run it beside "
                              "a run with --band-orders 0)")

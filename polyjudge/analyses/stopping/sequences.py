@@ -57,9 +57,9 @@ def asymptotic_cs(x: np.ndarray, alpha, t_star: float, prior_var=None, prior_n: 
     ``prior_var`` (per quantity, e.g. the largest variance its range allows), the variance is
     regularised by ``prior_n`` pseudo-observations of that variance,
     ``(prior_n prior_var + t s_t^2) / (prior_n + t)``, so that a few equal values cannot make it
-    collapse; and the half-width is infinite until ``min_nonzero`` non-zero values (and two
-    distinct ones) are in. Without a prior it is infinite while every value is equal (a zero
-    variance estimate says nothing about the spread)."""
+    collapse; and the half-width is infinite until ``min_nonzero`` non-zero values are in. It
+    is also infinite while every value is equal (a zero variance estimate says nothing about the
+    spread)."""
     x = np.asarray(x, dtype=float)
     t, mean, var = running_moments(x)
     informative = np.cumsum(x != 0, axis=-2) >= max(min_nonzero, 1)
