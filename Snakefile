@@ -56,3 +56,11 @@ onsuccess:
         ),
         file=sys.stderr,
     )
+
+
+# A failed run ends with each failed rule's own message (from its log), not with Snakemake's
+# "At least one job did not complete successfully" 1,000 lines below the cause.
+onerror:
+    from polyjudge.report.summary import failure_summary
+
+    print(failure_summary(log), file=sys.stderr)

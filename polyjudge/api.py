@@ -54,7 +54,8 @@ def prepare_runs(runs: pd.DataFrame, *, task: str = "task", language: str = "lan
         raise TypeError(f"runs must be a pandas DataFrame, got {type(runs).__name__}")
     columns = {"task": task, "language": language, "backbone": backbone, "score": score,
                "framework": framework}
-    checked = io.validate_runs(io.rename_columns(runs, columns), source, score_range, missing)
+    checked = io.validate_runs(io.rename_columns(runs, columns), source, score_range, missing,
+                               mapping=columns)
     panel = io.build_panel(checked, source, languages, backbones,
                            allow_missing_cells=missing == "omit")
     return checked, panel

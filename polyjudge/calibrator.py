@@ -228,7 +228,8 @@ class Calibrator:
                              f"a run table without the columns {list(OUTPUT_COLUMNS)} that "
                              "calibrating adds (is it calibrated already?)")
         frame = io.rename_columns(runs, self._columns())
-        io.validate_runs(frame, source, self.score_range_, self.missing)
+        io.validate_runs(frame, source, self.score_range_, self.missing,
+                         mapping=self._columns())
         return io.with_single_framework(frame)
 
     def _lookup(self, languages, backbones, source):

@@ -44,7 +44,8 @@ def is_stopped(panel):
 
 
 def check_collections():
-    """Stop at start-up if a collection names an endpoint, condition or probe that is not there."""
+    """Stop at start-up if a collection names an endpoint, condition, probe or item table that
+    is not there."""
     problems = []
     for name in collected_panels("pairwise_verdicts") + collected_panels(
         "preference_margins"
@@ -90,6 +91,10 @@ def check_collections():
             )
     for name, panel in PANELS.items():
         problems += check_stop(name, panel, PANELS)
+        if "collect" in panel:
+            items = panel["collect"]["items"]
+            absent = missing_items_problem(name, panel["kind"], items, data_path(items))
+            problems += [absent] if absent else []
     if problems:
         raise ValueError("collections:\n" + "\n".join(problems))
 

@@ -3,6 +3,7 @@
 # so Snakemake never deletes it: a rerun, a restart after a kill or a changed parser calls no one
 # again for a finished call.
 
+from polyjudge.judges.protocols import missing_items_problem
 from polyjudge.judges.rounds import check_stop, describe_target
 
 

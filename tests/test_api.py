@@ -152,7 +152,7 @@ def test_incomplete_panel_uses_least_squares_by_default():
     (lambda runs: runs.assign(pct=runs["pct"].astype(object).where(runs.index != 3, "n/a")),
      "1 non-numeric score(s)"),
     (lambda runs: pd.concat([runs, runs.iloc[[0]]], ignore_index=True), "rows share the same"),
-    (lambda runs: runs.drop(columns="lang"), "missing column(s) ['language']"),
+    (lambda runs: runs.drop(columns="lang"), "missing column(s) [\"language (your 'lang')\"]"),
 ])
 def test_bad_input_gives_the_workflows_message(damage, message):
     """The same validation as the workflow's ingest, the table named by ``source``: the same
@@ -162,9 +162,11 @@ def test_bad_input_gives_the_workflows_message(damage, message):
     with pytest.raises(io.InputError) as raised:
         polyjudge.calibrate(bad, source="my_runs.csv", **UNUSUAL_COLUMNS)
     with pytest.raises(io.InputError) as workflow:
-        io.validate_runs(io.rename_columns(bad, UNUSUAL_COLUMNS), "my_runs.csv")
+        io.validate_runs(io.rename_columns(bad, UNUSUAL_COLUMNS), "my_runs.csv",
+                         mapping=UNUSUAL_COLUMNS)
     with front("api"), pytest.raises(io.InputError) as api:
-        io.validate_runs(io.rename_columns(bad, UNUSUAL_COLUMNS), "my_runs.csv")
+        io.validate_runs(io.rename_columns(bad, UNUSUAL_COLUMNS), "my_runs.csv",
+                         mapping=UNUSUAL_COLUMNS)
     assert str(raised.value) == str(api.value)
     problem = lambda error: str(error.value).splitlines()[0].split(" (after renaming")[0]
     assert problem(raised) == problem(workflow)

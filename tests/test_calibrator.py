@@ -101,7 +101,7 @@ def test_the_users_columns_and_row_order():
     out = calibrator.transform(shuffled)
     assert out.index.equals(shuffled.index) and "pct" in out and "score" not in out
     assert np.array_equal(out["score_cbc"], out["pct"] - out["beta"])
-    with pytest.raises(InputError, match=r"missing column\(s\) \['score'\]"):
+    with pytest.raises(InputError, match=r"missing column\(s\) \[\"score \(your 'pct'\)\"\]"):
         calibrator.transform(shuffled.drop(columns="pct"))
     with pytest.raises(InputError, match="already has column"):
         calibrator.transform(out)

@@ -112,6 +112,19 @@ def test_charts_use_colour_blind_safe_colours(page_runs):
     assert set(re.findall(r'"scheme": "(\w+)"', text)) == {"blueorange"}
 
 
+def test_provenance_lists_every_file_of_a_many_file_source(tmp_path):
+    from polyjudge.report.page.sections import provenance
+    files = [{"path": f"data/judges/gpt/{lang}.jsonl", "sha256": c * 64}
+             for lang, c in (("de", "a"), ("en", "b"))]
+    for name, runs in (("tree", files), ("one", {"path": "data/one.csv", "sha256": "c" * 64})):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "inputs.json").write_text(json.dumps({"files": {"runs": runs}}))
+    table = provenance(Results(tmp_path), ["tree", "one"], "0", None)["inputs"]
+    assert [row[:3] for row in table["data"]] == [
+        ["tree", "runs", "data/judges/gpt/de.jsonl"], ["tree", "runs", "data/judges/gpt/en.jsonl"],
+        ["one", "runs", "data/one.csv"]]
+
+
 # --- polyjudge compare --------------------------------------------------------------------------
 def test_compare_reports_exactly_the_planted_change(page_runs):
     assert page_runs["exit"] == 0

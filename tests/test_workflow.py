@@ -56,14 +56,15 @@ def test_own_data_end_to_end(tmp_path):
     # the run ends with a short summary a person reads; on the user's own panel claims.md says
     # the claims belong to the default reproduction
     summary = result.stderr[result.stderr.index("polyjudge: finished."):].splitlines()
-    assert len(summary) <= 5 + 2  # then only snakemake's own "Complete log(s)" and its time
-    summary = summary[:5]
+    assert len(summary) <= 6 + 2  # then only snakemake's own "Complete log(s)" and its time
+    summary = summary[:6]
     assert "result file(s) written this run, under results/" in summary[0]
     assert summary[1:] == [
         "  panels: mine (cbc)",
         "  claims: none checked, as these panels are not the default reproduction's "
         "(results/claims.md)",
         "  figures: 2 in results/<panel>/figures/ (PNG and SVG)",
+        "  results page: results/index.html (open it in a browser)",
         "  report: snakemake --report results/report.html"], summary
     assert "claims: {" not in result.stderr  # the claims log line was a Python dict
     claims_md = (tmp_path / "results" / "claims.md").read_text()
@@ -185,27 +186,36 @@ def test_outputs_are_byte_identical_whatever_the_number_of_cores(tmp_path):
     assert not different
 
 
-def out_of_range(runs):
+def out_of_range(runs, panel):
     runs.loc[7, "pct"] = 130.0
     return runs
 
 
-def nan_score(runs):
+def nan_score(runs, panel):
     runs.loc[3, "pct"] = float("nan")
     return runs
 
 
-def duplicate_run(runs):
+def duplicate_run(runs, panel):
     return pd.concat([runs, runs.iloc[[5]]])
 
 
-def no_language_column(runs):
+def no_language_column(runs, panel):
     return runs.drop(columns="language")
 
 
-def missing_cell(runs):
+def missing_cell(runs, panel):
     return runs[~((runs["prompt_id"] == runs["prompt_id"].iloc[0]) & (runs["language"] == "Hindi")
                   & (runs["judge_model"] == "gpt-4o"))]
+
+
+def column_typo(runs, panel):
+    panel["columns"]["task"] = "promptid"  # the file has prompt_id
+    return runs
+
+
+def percent_scores(runs, panel):
+    return runs.assign(pct=runs["pct"].map(lambda value: f"{value:.2f}%"))
 
 
 @pytest.mark.slow
@@ -215,17 +225,26 @@ def missing_cell(runs):
     (duplicate_run, "my_runs.csv: 2 rows share the same"),
     (no_language_column, "my_runs.csv: missing column(s) ['language']"),
     (missing_cell, "unbalanced panel: 1 of 495 task x language x backbone cells have no runs"),
+    (column_typo, "my_runs.csv: missing column(s) [\"task (your 'promptid')\"]"),
+    (percent_scores, "my_runs.csv: 1485 non-numeric score(s) in column 'pct'"),
 ])
 def test_bad_input_stops_with_a_clear_message_and_no_output(tmp_path, damage, message):
     config = own_data_config(tmp_path)
     path = tmp_path / "data" / "my_runs.csv"
-    damage(pd.read_csv(path)).to_csv(path, index=False)
+    damage(pd.read_csv(path), config["panels"]["mine"]).to_csv(path, index=False)
     result = snakemake(tmp_path, "--configfile", str(write_config(tmp_path, config)), check=False)
     assert result.returncode != 0
     assert message in result.stdout + result.stderr
     log = (tmp_path / "results/mine/logs/ingest.log").read_text()
     assert message in log and "Traceback" not in log
     assert not list((tmp_path / "results" / "mine").glob("*.parquet"))
+    # the run ends with the failed rule's message (the Snakefile's onerror), followed only by
+    # Snakemake's last lines (its log file, the time, "At least one job did not complete")
+    ending = result.stderr[result.stderr.rindex("polyjudge: the run stopped"):].splitlines()
+    assert ending[1] == "  rule ingest (results/mine/logs/ingest.log):"
+    assert message in ending[2]
+    assert len(ending) <= 2 + 14 + 1 + 4, ending
+    assert "Complete log(s)" in ending[-4] and "did not complete successfully" in ending[-1]
 
 
 @pytest.mark.slow

@@ -10,9 +10,8 @@ is computed instead of being silently ignored.
 from __future__ import annotations
 
 import copy
-import difflib
 
-from .errors import InputError
+from .errors import InputError, did_you_mean
 from .io import check_score_range
 
 # Collections a user replaces as a whole (their entries are names, not settings to fill in).
@@ -142,8 +141,8 @@ def _strict_alternatives(schema: dict, root: dict) -> bool:
 def _hint(word, choices, what: str = "one of") -> str:
     """'did you mean X?' for the nearest of ``choices``, else the list of them."""
     choices = [str(c) for c in choices]
-    near = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
-    return f"did you mean '{near[0]}'?" if near else f"{what}: {', '.join(sorted(choices))}"
+    near = did_you_mean(word, choices)
+    return f"did you mean '{near}'?" if near else f"{what}: {', '.join(sorted(choices))}"
 
 
 def check_keys(config: dict, schema: dict) -> None:

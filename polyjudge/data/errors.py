@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import difflib
 import functools
 import os
 
@@ -21,6 +22,7 @@ WORDS = {
                 "the panel's `columns` mapping",
                 "the flags --task, --language, --backbone, --score, --framework"),
     "column example": ("score='pct'", "columns: {score: pct}", "--score pct"),
+    "column fix": ("{}='{}'", "columns: {{{}: {}}}", "--{} {}"),
     "framework column": ("framework='{}'", "columns: {{framework: {}}}", "--framework {}"),
     "missing omit": ("missing='omit'", "`missing: omit` in the panel config", "--missing omit"),
     "score_range": ("the score_range argument", "the panel's score_range", "--score-range"),
@@ -45,6 +47,12 @@ def say(term: str, *values) -> str:
     ``{}`` of a template such as ``"framework column"``."""
     text = WORDS[term][FRONTS.index(_current() or "workflow")]
     return text.format(*values) if values else text
+
+
+def did_you_mean(word, choices) -> str | None:
+    """The nearest of ``choices`` to a misspelt ``word`` (difflib, ratio 0.6), or None."""
+    near = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return near[0] if near else None
 
 
 @contextlib.contextmanager

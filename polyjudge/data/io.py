@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import column_names
 from .checksums import verify as verify_checksum
 from .errors import InputError, file_rows, reads_files, say
 from .formats import is_spreadsheet, spreadsheet_error
@@ -105,11 +106,8 @@ def read_table(path, columns: list[str] | None = None, mapping: dict | None = No
     if columns:
         missing = [c for c in columns if c not in frame.columns]
         if missing:
-            named = {std: user for user, std in rename.items()}  # as the user calls them
-            wanted = [f"{c} (your '{named[c]}')" if c in named else c for c in missing]
-            present = [named.get(c, c) for c in frame.columns]
-            raise InputError(path, f"missing column(s) {wanted}; it has {present}",
-                             f"columns {columns} (name yours with {say('columns')})")
+            raise column_names.missing_columns_error(path, missing, frame.columns, columns,
+                                                     mapping or {})
     return frame
 
 
@@ -195,11 +193,11 @@ def _repeat_column(rows, keys: list[str]) -> str | None:
     return None
 
 
-def missing_columns_error(source, absent: list[str], columns, keys: list[str]) -> InputError:
-    return InputError(source, f"missing column(s) {absent}; it has {list(columns)} (after "
-                      f"renaming with {say('columns')})",
-                      f"columns {keys + ['score']}: map your own names to these with "
-                      f"{say('columns')} (e.g. {say('column example')})")
+def missing_columns_error(source, absent: list[str], columns, keys: list[str],
+                          mapping: dict | None = None) -> InputError:
+    """Run-table columns ``absent`` (``mapping``: the user's, to name them as they are in the
+    file: :mod:`polyjudge.data.column_names`)."""
+    return column_names.missing_columns_error(source, absent, columns, keys + ["score"], mapping)
 
 
 def empty_labels(labels: pd.Series) -> np.ndarray:
@@ -240,11 +238,12 @@ def score_masks(raw: pd.Series, score_range) -> tuple[pd.Series, dict]:
     return score, masks
 
 
-def score_error(source, check: str, n: int, rows, score_range) -> InputError:
-    """The error of a failed score check (``nan`` only when missing scores are not omitted)."""
+def score_error(source, check: str, n: int, rows, score_range,
+                mapping: dict | None = None) -> InputError:
+    """The error of a failed score check (``nan`` only when missing scores are not omitted);
+    ``mapping``: the user's columns, to name the score column as the user does."""
     if check == "non_numeric":
-        return InputError(source, f"{n} non-numeric score(s)", "a number in column 'score'", rows,
-                          n_rows=n)
+        return column_names.non_numeric_error(source, n, rows, score_range, mapping)
     if check == "infinite":
         return InputError(source, "infinite score(s)", "finite scores", rows, n_rows=n)
     if check == "outside":
@@ -288,12 +287,14 @@ def _check_keys(frame: pd.DataFrame, keys: list[str], source) -> None:
 
 
 def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
-                  missing: str = "error", keys: list[str] = RUN_KEYS) -> pd.DataFrame:
+                  missing: str = "error", keys: list[str] = RUN_KEYS,
+                  mapping: dict | None = None) -> pd.DataFrame:
     """Check a run table (standard column names) and return it typed and clean.
 
     Scores must be numeric and inside ``score_range`` (None for no bound). NaN scores stop the
     run unless ``missing == "omit"``, in which case those rows are dropped (the panel setting
-    for omitted scores; never a silent default).
+    for omitted scores; never a silent default). ``mapping``: the user's column names (standard
+    -> user) the table was renamed from, which messages name.
     """
     if missing not in MISSING_POLICIES:
         raise InputError(source, f"unknown missing-score policy {missing!r}",
@@ -302,7 +303,7 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
     frame = with_single_framework(frame)
     absent = [c for c in keys + ["score"] if c not in frame.columns]
     if absent:
-        raise missing_columns_error(source, absent, frame.columns, keys)
+        raise missing_columns_error(source, absent, frame.columns, keys, mapping)
     if reads_files():  # rows are named by file row (a DataFrame given to the API: its index)
         frame = frame.reset_index(drop=True)
     _check_rows(frame, source, "runs")
@@ -310,7 +311,8 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
     score, masks = score_masks(frame["score"], score_range)
     for check, mask in masks.items():
         if mask.any() and (check != "nan" or missing == "error"):
-            raise score_error(source, check, int(mask.sum()), file_rows(frame, mask), score_range)
+            raise score_error(source, check, int(mask.sum()), file_rows(frame, mask), score_range,
+                              mapping)
     nan = masks["nan"]
     out = frame.assign(score=score.astype(float)).loc[~nan]
     if out.empty:

@@ -384,10 +384,11 @@ def scan_source(value, files, mapping: dict | None = None, *, score_range=(0.0, 
         return scan_runs(lambda: [frame], describe(value), score_range, missing, runs_out)
     if isinstance(files, (str, Path)) and is_single_file(files):
         return scan_runs(lambda: iter_table(files, mapping, batch_rows=batch_rows), files,
-                         score_range, missing, runs_out)
+                         score_range, missing, runs_out, mapping=mapping or {})
     reader = SourceReader(files, value, mapping, nullable=("score",) if missing == "omit"
                           else (), batch_rows=batch_rows)
-    return scan_runs(reader, reader.label, score_range, missing, runs_out, locate=reader.locate)
+    return scan_runs(reader, reader.label, score_range, missing, runs_out, locate=reader.locate,
+                     mapping=mapping or {})
 
 
 def read_runs(source, columns: dict | None = None, *, score_range=None, missing: str = "error",

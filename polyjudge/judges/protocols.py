@@ -43,6 +43,34 @@ RESULT_COLUMNS = ["status", "value", "raw", "truncated", "finish_reason", "input
 
 
 # --- items -------------------------------------------------------------------------------------
+# how to get the item tables the shipped configs name but the repository does not hold (their
+# texts are the benchmarks' own), for the message when one is absent
+ITEM_SOURCES = {
+    "mrewardbench/items.parquet": (
+        "the M-RewardBench texts are not shipped: take them from M-RewardBench on Hugging Face "
+        "(subsets alpacaeval-easy and alpacaeval-hard, in the panel's seven languages; "
+        "item_index 0-804 easy and 805-1499 hard, as in the published panel), or point "
+        "`collect.items` at an item table of your own in the same layout"),
+}
+
+
+def missing_items_problem(panel: str, kind: str, items: str, path) -> str | None:
+    """The start-up message of a collection whose item table is absent (None: it is there):
+    the file to provide, its format and columns, and how to get it."""
+    path = Path(path)
+    if path.is_file():
+        return None
+    pointwise = kind == "preference_margins"
+    wanted = POINTWISE_ITEM_COLUMNS if pointwise else PAIRWISE_ITEM_COLUMNS
+    rows = "one row per item and language" if pointwise else \
+        "one row per item, label 1 or 2 naming the better output"
+    how = ITEM_SOURCES.get(Path(items).as_posix(),
+                           "make it from your items (docs/judges.md, the item table)")
+    return (f"  panel '{panel}': the item table `collect.items: {items}` is not there (looked "
+            f"for {path.resolve()})\n    provide a CSV or Parquet file with columns {wanted}, "
+            f"{rows} (other column names: rename them with `collect.columns`)\n    {how}")
+
+
 def read_items(path, kind: str, columns: dict | None = None, n_items: int | None = None
                ) -> pd.DataFrame:
     """A pairwise or pointwise item table, checked, keys as strings, first ``n_items`` kept

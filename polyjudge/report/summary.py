@@ -1,7 +1,10 @@
-"""The few lines a finished ``snakemake`` run ends with (the Snakefile's ``onsuccess``): what was
-computed, the claims count, where the results are and the command that builds the report."""
+"""The few lines a ``snakemake`` run ends with: when it finished (the Snakefile's ``onsuccess``),
+what was computed, the claims count, where the results and the results page are and the command
+that builds the report; when it failed (``onerror``), each failed rule's own message, taken from
+its log, so the cause is the last thing on screen rather than 1,000 lines up."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -9,6 +12,11 @@ import pandas as pd
 from .claims import STATUSES
 
 REPORT_COMMAND = "snakemake --report results/report.html"
+PAGE = "index.html"
+FAILED_RULE = re.compile(r"^Error in rule (\S+):\n((?:    .*\n)*)", re.M)
+LOG_LINE = re.compile(r"^    log: (.*?)(?: \(check log file\(s\) for error details\))?$", re.M)
+RECORD = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (\w+) \[[^\]]*\] ", re.M)
+MESSAGE_LINES = 14  # a message longer than this is cut; the log has it whole
 
 
 def _written_since(folder: Path, since: float | None) -> int:
@@ -53,5 +61,55 @@ def run_summary(panels: dict, results="results", since: float | None = None) -> 
     figures = sorted(results.glob("*/figures/*.png"))
     if figures:
         lines.append(f"  figures: {len(figures)} in {results}/<panel>/figures/ (PNG and SVG)")
+    page = results / PAGE
+    if page.is_file():
+        lines.append(f"  results page: {page} (open it in a browser)")
     lines.append(f"  report: {REPORT_COMMAND}")
     return "\n".join(lines)
+
+
+def last_message(log_text: str) -> str:
+    """The last error (else the last record) a rule script logged (:func:`polyjudge.scripting
+    .run_step`'s format), without its time stamp; a log of another form: its last lines."""
+    records = list(RECORD.finditer(log_text))
+    errors = [r for r in records if r.group(1) in ("ERROR", "CRITICAL")] or records
+    text = log_text[errors[-1].end():] if errors else log_text
+    if errors and errors[-1] is not records[-1]:  # records logged after the error: not its
+        text = log_text[errors[-1].end():records[records.index(errors[-1]) + 1].start()]
+    lines = text.rstrip().splitlines() if errors else text.rstrip().splitlines()[-5:]
+    return "\n".join(lines)
+
+
+def failed_rules(snakemake_log: str) -> list[tuple[str, list[str]]]:
+    """(rule, its log files) of each job Snakemake's log reports as failed, in order."""
+    failed = []
+    for match in FAILED_RULE.finditer(snakemake_log):
+        logs = LOG_LINE.search(match.group(2))
+        failed.append((match.group(1), logs.group(1).split(", ") if logs else []))
+    return failed
+
+
+def failure_summary(snakemake_log) -> str:
+    """The lines a failed run ends with: each failed rule's own message (from its log file),
+    read from Snakemake's log of the run (``snakemake_log``: the path, or the list of paths,
+    ``onerror`` is given)."""
+    paths = [snakemake_log] if isinstance(snakemake_log, (str, Path)) else list(snakemake_log or [])
+    paths = [Path(p) for p in paths if Path(p).is_file()]
+    path = paths[-1] if paths else None
+    text = "".join(p.read_text(errors="replace") for p in paths)
+    blocks, seen = [], set()
+    for rule, logs in failed_rules(text):
+        for log in logs or [None]:
+            message = (last_message(Path(log).read_text(errors="replace"))
+                       if log and Path(log).is_file() else "")
+            lines = message.splitlines()
+            if len(lines) > MESSAGE_LINES:
+                lines = lines[:MESSAGE_LINES] + [f"  ... (the whole message: {log})"]
+            if not lines or (rule, message) in seen:
+                continue
+            seen.add((rule, message))
+            blocks.append(f"  rule {rule} ({log}):\n    " + "\n    ".join(lines))
+    if not blocks:
+        return ("polyjudge: the run stopped; Snakemake's messages above say why"
+                + (f" (its log: {path})" if path else "") + ".")
+    return ("polyjudge: the run stopped; the failed step(s) said:\n" + "\n".join(blocks))

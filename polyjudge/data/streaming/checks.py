@@ -25,13 +25,15 @@ class RunChecks:
     """What is wrong with the run table so far: absent columns, empty keys, bad scores,
     duplicate keys (counted by :class:`~polyjudge.data.streaming.stats.KeyCounts`)."""
 
-    def __init__(self, source, score_range=(0.0, 100.0), missing: str = "error", locate=None):
+    def __init__(self, source, score_range=(0.0, 100.0), missing: str = "error", locate=None,
+                 mapping: dict | None = None):
         if missing not in io.MISSING_POLICIES:
             raise InputError(source, f"unknown missing-score policy {missing!r}",
                              f"one of {io.MISSING_POLICIES}")
         io.check_score_range(score_range, source)
         self.source, self.score_range, self.missing = source, score_range, missing
         self.locate = locate  # row index -> labels (many files: file:line); None: row numbers
+        self.mapping = mapping  # the user's column names (standard -> user), for messages
         self.rows = 0
         self.columns, self.absent, self.has_strata = None, [], False
         self.failures: dict[str, list] = {}  # check -> [count, shown rows]
@@ -89,7 +91,8 @@ class RunChecks:
         """Raise the first error :func:`io.validate_runs` would raise, in its order."""
         source = self.source
         if self.absent:
-            raise io.missing_columns_error(source, self.absent, self.columns, RUN_KEYS)
+            raise io.missing_columns_error(source, self.absent, self.columns, RUN_KEYS,
+                                           self.mapping)
         if self.rows == 0:
             raise io.no_rows_error(source, "runs")
         for key in RUN_KEYS:
@@ -103,7 +106,7 @@ class RunChecks:
             if check in self.failures and (check != "nan" or self.missing == "error"):
                 count, rows = self.failures[check]
                 raise io.score_error(source, check, count, self.file_rows(rows),
-                                     self.score_range)
+                                     self.score_range, self.mapping)
         if n_runs == 0:
             raise io.all_missing_error(source, self.rows)
         for axis, key in enumerate(RUN_KEYS[:3]):

@@ -63,8 +63,8 @@ class RunScanner:
     docstring). ``add`` each batch, then ``finish``."""
 
     def __init__(self, source, score_range=(0.0, 100.0), missing: str = "error",
-                 runs_out=None, locate=None):
-        self.checks = RunChecks(source, score_range, missing, locate)
+                 runs_out=None, locate=None, mapping=None):
+        self.checks = RunChecks(source, score_range, missing, locate, mapping)
         self.source = source
         self.axes = {key: Axis() for key in RUN_KEYS}
         self.strata_axis = Axis()
@@ -143,7 +143,8 @@ class RunScanner:
 
 
 def scan_runs(batches: Callable[[], Iterable[pd.DataFrame]], source, score_range=(0.0, 100.0),
-              missing: str = "error", runs_out=None, locate=None) -> RunStats:
+              missing: str = "error", runs_out=None, locate=None,
+              mapping: dict | None = None) -> RunStats:
     """Validate a run table given as batches and return its :class:`RunStats`.
 
     ``batches()`` yields standard-named frames indexed by data row number (see
@@ -151,8 +152,9 @@ def scan_runs(batches: Callable[[], Iterable[pd.DataFrame]], source, score_range
     the validated runs there (Parquet), atomically, only if the table is valid. ``locate``:
     row index -> labels naming the rows in messages (many files: ``file:line``, see
     :mod:`polyjudge.data.sources`); default the file row number (header = row 1).
+    ``mapping``: the user's column names (standard -> user), which messages name.
     """
-    scanner = RunScanner(source, score_range, missing, runs_out, locate)
+    scanner = RunScanner(source, score_range, missing, runs_out, locate, mapping)
     try:
         for batch in batches():
             scanner.add(batch)
@@ -167,4 +169,4 @@ def scan_file(path, mapping: dict | None = None, score_range=(0.0, 100.0),
     """Stream a run-table file: :func:`iter_table` + :func:`scan_runs` (the public
     :func:`polyjudge.read_runs` reads any source into a validated DataFrame)."""
     return scan_runs(lambda: iter_table(path, mapping, batch_rows=batch_rows), path,
-                     score_range, missing, runs_out)
+                     score_range, missing, runs_out, mapping=mapping)

@@ -267,8 +267,11 @@ def provenance(res: Results, panels, version: str, config_sha256: str | None) ->
         else:
             source = source.get("files")
         for input_name, entry in (source or {}).items():
-            rows.append({"panel": name, "input": input_name, "path": entry.get("path"),
-                         "sha256": entry.get("sha256")})
+            # a source of many files (folder, glob, list, template, Hive, Inspect logs) lists
+            # each file with its checksum: one row per file
+            for file in entry if isinstance(entry, list) else [entry]:
+                rows.append({"panel": name, "input": input_name, "path": file.get("path"),
+                             "sha256": file.get("sha256")})
     columns = [col("panel", type="text"), col("input", type="text"), col("path", type="text"),
                col("sha256", type="text")]
     return {"version": version, "config_sha256": config_sha256,

@@ -1,0 +1,171 @@
+"""Messages a new user met (issue 35): each reproduces what the user gave, checks that the message
+names the user's own column or key, and applies the fix it offers, which must then work. The
+workflow runs of the column typo and the percent scores, which also check that a failed run ends
+with the rule's message, are in tests/test_workflow.py (bad input)."""
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from polyjudge.data import sources
+from polyjudge.data.errors import InputError, front
+from polyjudge.report.summary import failed_rules, failure_summary, last_message, run_summary
+
+from conftest import DEVAI_DIR
+
+REPO = Path(__file__).resolve().parents[1]
+COLUMNS = {"task": "prompt_id", "score": "pct", "backbone": "judge_model"}
+
+
+@pytest.fixture
+def my_runs(tmp_path):
+    """A user's run table with their own column names (a slice of the devai panel)."""
+    runs = pd.read_parquet(DEVAI_DIR / "run_level_scores.parquet")
+    runs = runs[runs["backbone"].isin(["gpt-4o", "qwen3.5-9b"])
+                & runs["language"].isin(["English", "Spanish"])]
+    runs = runs.rename(columns={"task": "prompt_id", "score": "pct", "backbone": "judge_model"})
+    path = tmp_path / "my_runs.csv"
+    runs.to_csv(path, index=False)
+    return path
+
+
+def ingest_error(path, columns) -> str:
+    """The workflow ingest's message (sources.scan_source, worded for the workflow)."""
+    with front("workflow"), pytest.raises(InputError) as caught:
+        sources.scan_source(str(path), str(path), columns)
+    return str(caught.value)
+
+
+def test_a_typo_in_columns_names_the_users_column_and_the_files_nearest(my_runs):
+    text = ingest_error(my_runs, {**COLUMNS, "task": "promptid"})
+    first = text.splitlines()[0]
+    assert "missing column(s) [\"task (your 'promptid')\"]" in first
+    own = list(pd.read_csv(my_runs, nrows=0).columns)
+    assert f"it has {own}" in first  # the file's own columns, not the renamed ones
+    assert "'score'" not in first and "'pct'" in first
+    fix = re.search(r"did you mean '(\w+)'\? \(columns: \{task: (\w+)\}\)", text)
+    assert fix and fix.group(1) == fix.group(2) == "prompt_id", text
+    stats = sources.scan_source(str(my_runs), str(my_runs), {**COLUMNS, "task": fix.group(1)})
+    assert stats.n_runs == len(pd.read_csv(my_runs))
+
+
+def test_the_console_script_and_the_workflow_word_the_typo_alike(my_runs):
+    """One builder of the message: the console script gives the same problem, its flag as fix."""
+    result = subprocess.run([sys.executable, "-m", "polyjudge.cli", "fit", str(my_runs),
+                             "--task", "promptid", "--score", "pct", "--backbone", "judge_model",
+                             "-o", str(my_runs.with_suffix(".json"))],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    workflow = ingest_error(my_runs, {**COLUMNS, "task": "promptid"})
+    assert workflow.splitlines()[0] in result.stderr
+    assert "did you mean 'prompt_id'? (--task prompt_id)" in result.stderr
+
+
+def test_an_unmapped_column_close_to_a_standard_name_is_offered(my_runs):
+    runs = pd.read_csv(my_runs).drop(columns="judged_language").rename(
+        columns={"language": "lang"})
+    runs.to_csv(my_runs, index=False)
+    text = ingest_error(my_runs, COLUMNS)
+    assert "no column 'language': did you mean 'lang'? (columns: {language: lang})" in text
+
+
+def test_percent_scores_name_the_users_column_and_a_fix_that_works(my_runs):
+    runs = pd.read_csv(my_runs)
+    runs["pct"] = runs["pct"].map(lambda value: f"{value:.2f}%")
+    runs.to_csv(my_runs, index=False)
+    text = ingest_error(my_runs, COLUMNS)
+    assert text.splitlines()[0].endswith(f"{len(runs)} non-numeric score(s) in column 'pct'")
+    assert "expected: a number in column 'pct'" in text and "% sign" in text
+    assert "  pct " in text and " score " not in text  # the rows under the file's own names
+    code = re.search(r"in pandas: (runs\['pct'\] = .*?\))\)?$", text, re.M).group(1)
+    exec(code, {"runs": runs})  # the fix as the message writes it
+    runs.to_csv(my_runs, index=False)
+    stats = sources.scan_source(str(my_runs), str(my_runs), COLUMNS)
+    assert stats.n_runs == len(runs)
+
+
+def test_decimal_commas_get_their_own_fix():
+    from polyjudge.data.column_names import non_numeric_fix
+    assert "decimal comma" in non_numeric_fix(pd.Series(["65,5", "7,25"]), "pct", (0, 100))
+    assert "convert column 'pct' to numbers" in non_numeric_fix(pd.Series(["n/a"]), "pct", None)
+
+
+def test_the_end_of_run_summary_names_the_results_page(tmp_path):
+    (tmp_path / "index.html").write_text("<html></html>")
+    text = run_summary({"mine": ["cbc"]}, tmp_path)
+    assert f"results page: {tmp_path / 'index.html'}" in text
+    assert "snakemake --report" in text
+
+
+SNAKEMAKE_LOG = """\
+Error in rule ingest:
+    message: None
+    jobid: 2
+    input: data/my_runs.csv
+    output: results/mine/runs.parquet
+    log: {log} (check log file(s) for error details)
+Logfile {log}:
+================================================================================
+"""
+
+
+def test_a_failed_run_ends_with_the_failed_rules_own_message(tmp_path):
+    log = tmp_path / "ingest.log"
+    log.write_text("2026-12-02 12:35:48,003 INFO [polyjudge] rule ingest, wildcards {}\n"
+                   "2026-12-02 12:35:48,139 ERROR [polyjudge] my_runs.csv: 3 non-numeric "
+                   "score(s) in column 'pct'\n  expected: a number in column 'pct'\n"
+                   "  (rule ingest, panel mine)\n")
+    main = tmp_path / "run.snakemake.log"
+    main.write_text(SNAKEMAKE_LOG.format(log=log) * 2)  # reported twice: shown once
+    assert failed_rules(main.read_text()) == [("ingest", [str(log)])] * 2
+    assert last_message(log.read_text()).startswith("my_runs.csv: 3 non-numeric")
+    text = failure_summary([str(main)])
+    assert text.splitlines() == [
+        "polyjudge: the run stopped; the failed step(s) said:",
+        f"  rule ingest ({log}):",
+        "    my_runs.csv: 3 non-numeric score(s) in column 'pct'",
+        "      expected: a number in column 'pct'",
+        "      (rule ingest, panel mine)"]
+    assert "Snakemake's messages above" in failure_summary(str(tmp_path / "absent.log"))
+
+
+def readme_forecast_command() -> list[str]:
+    """The README's forecast command (``snakemake plan ... mrewardbench_stop.yaml``), as words."""
+    readme = (REPO / "README.md").read_text()
+    found = re.search(r"^(snakemake plan [^\n]*mrewardbench_paper\.yaml \\\n[^\n#]*)", readme,
+                      re.M)
+    assert found, "the README has no forecast command on mrewardbench_paper.yaml"
+    return found.group(1).replace("\\\n", " ").split()
+
+
+@pytest.mark.slow
+def test_the_readmes_forecast_command_names_the_item_table_to_provide(tmp_path):
+    """On a clone without the M-RewardBench texts the command stopped with Snakemake's bare
+    MissingInputException; it now stops at start-up naming the file, its columns and where the
+    texts come from, and runs (a dry run here) once a table of that layout is there."""
+    from judge_items import pointwise_items
+    words = readme_forecast_command()
+    assert words[:2] == ["snakemake", "plan"] and "mrewardbench_stop.yaml" in words[-1]
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "data" / "mrewardbench_panel", data / "mrewardbench_panel")
+    command = [sys.executable, "-m", "snakemake", *words[1:], "-s", str(REPO / "Snakefile"),
+               "--config", f"data_dir={data}"]
+    command = [str(REPO / w) if w.startswith("config/") else w for w in command]
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
+    text = result.stdout + result.stderr
+    assert result.returncode != 0 and "MissingInputException" not in text
+    table = data / "mrewardbench" / "items.parquet"
+    assert f"`collect.items: mrewardbench/items.parquet` is not there (looked for {table})" in text
+    assert "columns ['subset', 'item_index', 'language', 'input', 'chosen', 'rejected']" in text
+    assert "M-RewardBench on Hugging Face" in text
+    table.parent.mkdir()
+    languages = ["eng_Latn", "arb_Arab", "tur_Latn", "zho_Hans", "hin_Deva", "jpn_Jpan", "spa_Latn"]
+    pointwise_items(60, languages).to_parquet(table, index=False)
+    dry = subprocess.run(command + ["--dry-run"], cwd=tmp_path, capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert "collection_forecast" in dry.stdout + dry.stderr
