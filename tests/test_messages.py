@@ -1,4 +1,4 @@
-"""Messages a new user met (issue 35): each reproduces what the user gave, checks that the message
+"""Messages a new user met: each reproduces what the user gave, checks that the message
 names the user's own column or key, and applies the fix it offers, which must then work. The
 workflow runs of the column typo and the percent scores, which also check that a failed run ends
 with the rule's message, are in tests/test_workflow.py (bad input)."""
