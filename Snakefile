@@ -1,5 +1,6 @@
 # polyjudge: reproduce the CBC paper and the Judge-LS protocol from raw judge runs.
-# Usage: snakemake --cores N [--configfile my.yaml]; outputs go to results/.
+# Usage: snakemake --cores N [--configfile my.yaml]; outputs go to results/ of the working
+# directory (your own panels: run it from a folder of your own, docs/running.md).
 import sys
 import time
 
@@ -53,6 +54,7 @@ onsuccess:
             {name: p["analyses"] for name, p in PANELS.items()},
             "results",
             RUN_STARTED,
+            simulation=bool(config["simulation"]["scenarios"]),
         ),
         file=sys.stderr,
     )

@@ -84,13 +84,19 @@ def _user_environment():
     return env
 
 
+def documented_pages() -> list[Path]:
+    """The README, then the pages of docs/ (where the README's sections point)."""
+    repo = Path(__file__).resolve().parents[1]
+    return [repo / "README.md", *sorted((repo / "docs").glob("*.md"))]
+
+
 def readme_command(prefix: str) -> str:
-    """The README's first command line starting with ``prefix``."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    for line in readme.splitlines():
-        if line.startswith(prefix):
-            return line
-    raise AssertionError(f"the README has no command starting with {prefix!r}")
+    """The first command line starting with ``prefix`` in the README or, after it, in docs/."""
+    for page in documented_pages():
+        for line in page.read_text().splitlines():
+            if line.startswith(prefix):
+                return line
+    raise AssertionError(f"neither the README nor docs/ has a command starting with {prefix!r}")
 
 
 def run_as_user(command: str, cwd: Path, timeout: int):

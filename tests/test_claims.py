@@ -154,3 +154,16 @@ def test_the_end_of_run_summary_counts_claims_and_says_where_results_are(tmp_pat
     later = time.time() + 10
     os.utime(results / "claims.csv", (later - 20, later - 20))
     assert "(from an earlier run)" in run_summary({}, results, since=later)
+
+
+def test_the_end_of_run_summary_counts_only_the_panels_of_this_config(tmp_path):
+    """A folder that still holds an earlier config's panels: the summary counts the figures of
+    this config's panels (and of the simulation study when it ran), not the stale ones."""
+    from polyjudge.report.summary import run_summary
+    results = tmp_path / "results"
+    for folder, count in (("mine", 2), ("devai", 9), ("simulation", 1)):
+        (results / folder / "figures").mkdir(parents=True)
+        for k in range(count):
+            (results / folder / "figures" / f"f{k}.png").write_bytes(b"png")
+    assert "  figures: 2 in " in run_summary({"mine": ["cbc"]}, results)
+    assert "  figures: 3 in " in run_summary({"mine": ["cbc"]}, results, simulation=True)

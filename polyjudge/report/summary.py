@@ -42,10 +42,12 @@ def claims_line(path: Path, since: float | None = None) -> str | None:
     return f"claims: {counted} of {len(table)} published values -> {markdown}{earlier}"
 
 
-def run_summary(panels: dict, results="results", since: float | None = None) -> str:
+def run_summary(panels: dict, results="results", since: float | None = None,
+                simulation: bool = False) -> str:
     """A short summary of a finished run: ``panels`` (name -> its analyses), the outputs under
     ``results`` written since ``since`` (a ``time.time()``; None: not counted), the claims count,
-    the figures and the report command. (Snakemake calls ``onsuccess`` only when jobs ran.)"""
+    the figures of these panels (and of the simulation study when it ran) and the report
+    command. (Snakemake calls ``onsuccess`` only when jobs ran.)"""
     results = Path(results)
     written = _written_since(results, since)
     lines = ["polyjudge: finished. " + (f"{written} result file(s) written this run, under "
@@ -58,7 +60,9 @@ def run_summary(panels: dict, results="results", since: float | None = None) -> 
     claims = claims_line(results / "claims.csv", since)
     if claims:
         lines.append(f"  {claims}")
-    figures = sorted(results.glob("*/figures/*.png"))
+    # only this config's panels: a folder may still hold panels of an earlier config
+    folders = [*panels, *(["simulation"] if simulation else [])]
+    figures = [path for name in folders for path in sorted(results.glob(f"{name}/figures/*.png"))]
     if figures:
         lines.append(f"  figures: {len(figures)} in {results}/<panel>/figures/ (PNG and SVG)")
     page = results / PAGE
