@@ -174,3 +174,17 @@ def test_agrees_with_the_reference_package_ville():
     np.testing.assert_allclose(cs.estimate_, mean[:, 0], rtol=1e-10)
     ratio = (cs.upper_ - cs.estimate_)[50:] / half[50:, 0]
     np.testing.assert_allclose(ratio, 1.0, atol=0.02)  # rho and ddof differ a little
+
+
+def test_the_small_sample_factor_is_the_student_t_over_normal_quantile():
+    # t(0.975, 3 df) = 3.182446 and z(0.975) = 1.959964 (tables), times sqrt(4/3) for ddof 1
+    assert seq.small_sample_factor(4, 0.05) == pytest.approx(3.182446305 / 1.959963985
+                                                             * math.sqrt(4 / 3), rel=1e-9)
+    # it vanishes as items grow, and grows as the error is split over more quantities
+    assert seq.small_sample_factor(10 ** 6, 0.001) == pytest.approx(1.0, abs=1e-4)
+    assert seq.small_sample_factor(20, 0.05 / 183) > seq.small_sample_factor(20, 0.05) > 1
+    x = np.random.default_rng(0).normal(size=(50, 2))
+    mean, plain = seq.asymptotic_cs(x, 0.01, 20)
+    _, wide = seq.asymptotic_cs(x, 0.01, 20, small_sample=True)
+    factor = seq.small_sample_factor(np.arange(3, 51)[:, None], 0.01)
+    np.testing.assert_allclose(wide[2:] / plain[2:], np.repeat(factor, 2, axis=1))

@@ -49,7 +49,8 @@ def running_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def asymptotic_cs(x: np.ndarray, alpha, t_star: float, prior_var=None, prior_n: float = 1.0,
-                  min_nonzero: int = 0) -> tuple[np.ndarray, np.ndarray]:
+                  min_nonzero: int = 0, small_sample: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """Running mean and Gaussian-mixture half-width (Waudby-Smith et al. 2024, the two-sided
     asymptotic CS with the running variance), ``rho`` tuned for ``t_star`` observations.
 
@@ -57,9 +58,9 @@ def asymptotic_cs(x: np.ndarray, alpha, t_star: float, prior_var=None, prior_n: 
     ``prior_var`` (per quantity, e.g. the largest variance its range allows), the variance is
     regularised by ``prior_n`` pseudo-observations of that variance,
     ``(prior_n prior_var + t s_t^2) / (prior_n + t)``, so that a few equal values cannot make it
-    collapse; and the half-width is infinite until ``min_nonzero`` non-zero values are in. It
-    is also infinite while every value is equal (a zero variance estimate says nothing about the
-    spread)."""
+    collapse; the half-width is infinite until ``min_nonzero`` non-zero values are in; and with
+    ``small_sample`` it is widened by :func:`small_sample_factor`. It is also infinite while
+    every value is equal (a zero variance estimate says nothing about the spread)."""
     x = np.asarray(x, dtype=float)
     t, mean, var = running_moments(x)
     informative = np.cumsum(x != 0, axis=-2) >= max(min_nonzero, 1)
@@ -67,7 +68,22 @@ def asymptotic_cs(x: np.ndarray, alpha, t_star: float, prior_var=None, prior_n: 
     if prior_var is not None:
         var = (prior_n * np.asarray(prior_var, dtype=float) + t * var) / (prior_n + t)
     half = mixture_boundary(t, np.sqrt(var), alpha, mixture_rho(alpha, t_star))
+    if small_sample:
+        half = half * small_sample_factor(t, alpha)
     return mean, np.where(usable, half, np.inf)
+
+
+def small_sample_factor(t, alpha) -> np.ndarray:
+    """How much wider a Student-t interval is than a normal one at ``t`` observations and error
+    ``alpha``, with the unbiased variance: ``t_{t-1}(1 - alpha/2) / z(1 - alpha/2) *
+    sqrt(t / (t - 1))``. It accounts for the variance being estimated, tends to 1 as ``t``
+    grows (so the sequence stays asymptotically the same), and matters where many quantities
+    share the error (a small ``alpha``) and items are few."""
+    from scipy.special import ndtri, stdtrit  # scipy only where a sequence is computed
+
+    t = np.maximum(np.asarray(t, dtype=float), 2.0)
+    upper = 1.0 - np.asarray(alpha, dtype=float) / 2.0
+    return stdtrit(t - 1.0, upper) / ndtri(upper) * np.sqrt(t / (t - 1.0))
 
 
 def regularised_moments(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

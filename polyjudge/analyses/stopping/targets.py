@@ -199,7 +199,7 @@ def sequence_bounds(x: np.ndarray, plan: pd.DataFrame, coefs: np.ndarray, target
     if target["sequence"] == "asymptotic":
         prior = None if lo is None else ((hi - lo) / 2.0) ** 2
         mean, half = sequences.asymptotic_cs(x, alpha, tuning_items(target), prior,
-                                             PRIOR_ITEMS, MIN_INFORMATIVE)
+                                             PRIOR_ITEMS, MIN_INFORMATIVE, small_sample=True)
         return mean, mean - half, mean + half
     lower, upper = sequences.betting_cs(x, alpha, lo, hi,
                                         betting_grid(plan, lo, hi, target, points, full))
