@@ -60,3 +60,9 @@ def test_missing_cells_still_stop_a_calibrated_target_early():
 def test_the_betting_sequence_holds_where_the_asymptotic_one_starts():
     row = sim.Row("calibrated", PASS_FAIL, 60, TARGETS["calibrated"])
     assert simulate(row, "betting", reps=200)["miss"] <= LEVEL_MISS
+
+
+def test_continuous_scores_in_a_small_design_keep_the_promise():
+    """No score range, so no variance prior: the Student-t factor carries the small sample."""
+    row = sim.Row("all", sim.Scenario("gaussian"), 30, sim.targets_for("gaussian")["all"])
+    assert simulate(row)["miss"] <= LEVEL_MISS
