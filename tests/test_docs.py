@@ -427,7 +427,7 @@ def test_every_pip_install_in_the_docs_resolves_to_this_project():
 
 
 def test_the_performance_summary_names_the_benchmark_of_every_row():
-    """Issue 28 item 17: every row of the performance summary (docs/performance.md, moved there
+    """Every row of the performance summary (docs/performance.md, moved there
     from the README) names its benchmark, which exists and which the page names again."""
     performance = text("performance.md")
     table = performance[performance.index("## Summary"):performance.index("The simulation study is")]
