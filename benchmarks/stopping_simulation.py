@@ -20,7 +20,9 @@ Per row (a score type, a panel, a design size, a target, a rule): the time-unifo
 wrong-sign rate (a pair decided with the wrong sign at the stop), the median share of the
 design's calls used, and the share of collections that stopped before the last item. Rules:
 the asymptotic sequence (the default), the exact betting sequence, and the naive rule (a
-fixed-n t-interval rechecked after every round) beside them. The betting sequence is simulated on
+fixed-n t-interval rechecked after every round) beside them. Rows marked ``retire`` stop calling
+a judge once every pair it is in is settled (``stop.retire``); their calls are the judge-item
+calls made, as a share of the design's. The betting sequence is simulated on
 the pass/fail rows only (``--betting-reps`` replications): it is exact by Ville's inequality, and
 its grid makes it the slow rule.
 
@@ -92,6 +94,7 @@ class Row:
     round_items: int | None = None   # default: about 30 rounds over the design
     fast: bool = False               # in the tests' subset
     betting: bool = False            # the betting sequence beside (its grid makes it slow)
+    retire: bool = False             # retire judges whose pairs are all settled
 
 
 def targets_for(kind: str) -> dict:
@@ -136,6 +139,24 @@ def rows() -> list[Row]:
             out.append(Row("all", Scenario(kind), items, t["all"]))
     margin = targets_for("margin")
     out.append(Row("calibrated, 7 x 5", Scenario("margin", 7, 5), 1500, margin["calibrated"]))
+    # retiring settled judges: spread-out judges (most pairs settle early), near-ties, missing
+    t = targets_for("pass/fail")
+    spread = Scenario("pass/fail", judge_gap=0.4)
+    out += [Row("calibrated, retire", spread, 1500, t["calibrated"], fast=True, retire=True,
+                betting=True),
+            Row("raw, retire", spread, 1500, t["raw"], retire=True),
+            Row("calibrated + raw, retire", spread, 300, {**t["raw"], "decisions":
+                                                         ["calibrated", "raw"]}, retire=True),
+            Row("calibrated, near-epsilon pairs, retire", Scenario("pass/fail", judge_gap=0.05),
+                1500, t["calibrated"], retire=True),
+            Row("calibrated, 5% missing cells, retire",
+                Scenario("pass/fail", judge_gap=0.4, missing=0.05), 1500, t["calibrated"],
+                retire=True),
+            Row("calibrated, early looks, retire", spread, 1500, {**t["calibrated"],
+                                                                 "min_items": 1},
+                round_items=1, retire=True),
+            Row("calibrated, 7 x 5, retire", Scenario("margin", 7, 5, judge_gap=0.4), 1500,
+                margin["calibrated"], fast=True, retire=True)]
     for kind in ("gaussian", "student t3"):
         t = targets_for(kind)
         for items in (30, 1500):
@@ -152,11 +173,12 @@ def simulate(row: Row, rule: str, reps: int, seed: int, pool: int) -> dict:
     target = {"min_items": 20, **row.target, "sequence": rule, "score_range": score_range,
               "design_items": row.items, "max_items": row.items}
     start = time.process_time()
-    frame = replay(scores, target, reps, seed + 1, round_items, with_replacement=True)
+    frame = replay(scores, target, reps, seed + 1, round_items, with_replacement=True,
+                   retire=row.retire)
     miss = 1.0 - frame["covered_every_round"].mean()
     return {"miss": miss, "miss_se": np.sqrt(miss * (1 - miss) / reps),
             "wrong_sign": (frame["wrong_sign"] > 0).mean(),
-            "calls_median": frame["fraction"].median(),
+            "calls_median": frame["calls_fraction"].median(),
             "stopped_early": (frame["stopped"] & (frame["fraction"] < 1)).mean(),
             "reps": reps, "cpu_s": time.process_time() - start}
 

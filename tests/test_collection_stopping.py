@@ -177,7 +177,7 @@ def test_max_cost_holds_across_eight_parallel_shards(tmp_path):
 def panel_with(stop, kind="preference_margins"):
     full = {"beta_halfwidth": None, "decisions": None, "epsilon": None, "level": 0.95,
             "sequence": "asymptotic", "min_items": 20, "max_items": None, "round_items": 50,
-            "seed": 0, "forecast_from": None, "forecast_orders": 200}
+            "retire": False, "seed": 0, "forecast_from": None, "forecast_orders": 200}
     return {"kind": kind, "collect": {"stop": {**full, **stop}}}
 
 
@@ -191,6 +191,8 @@ def panel_with(stop, kind="preference_margins"):
     ({"beta_halfwidth": 0.1, "forecast_from": "nope"}, "preference_margins",
      "`collect.stop.forecast_from` 'nope'"),
     ({"beta_halfwidth": 0.1}, "pairwise_verdicts", "`collect.stop` is for pointwise"),
+    ({"beta_halfwidth": 0.1, "retire": True}, "preference_margins",
+     "`collect.stop.retire` works with `decisions` targets only"),
 ])
 def test_bad_stop_settings_are_named(stop, kind, key):
     problems = check_stop("p", panel_with(stop, kind), {"p": {}})

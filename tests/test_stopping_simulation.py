@@ -66,3 +66,13 @@ def test_continuous_scores_in_a_small_design_keep_the_promise():
     """No score range, so no variance prior: the Student-t factor carries the small sample."""
     row = sim.Row("all", sim.Scenario("gaussian"), 30, sim.targets_for("gaussian")["all"])
     assert simulate(row)["miss"] <= LEVEL_MISS
+
+
+def test_retiring_settled_judges_keeps_the_promise_and_calls_fewer_judges():
+    spread = sim.Scenario("pass/fail", judge_gap=0.4)
+    row = sim.Row("calibrated", spread, 1500, TARGETS["calibrated"], round_items=50)
+    retired = simulate(sim.Row(**{**row.__dict__, "retire": True}), reps=100)
+    everyone = simulate(row, reps=100)
+    assert retired["miss"] <= LEVEL_MISS and retired["wrong_sign"] == 0
+    # the same stop (or earlier), with the settled judges left out of the later rounds
+    assert retired["calls_median"] < 0.8 * everyone["calls_median"]

@@ -235,6 +235,39 @@ def test_the_replay_decides_exactly_as_stopping_status_on_the_items_drawn():
             assert frame.loc[o, "stopped"] == any(stops)
 
 
+def test_retiring_settled_judges_replays_as_a_collection_that_stops_calling_them():
+    from polyjudge.analyses.stopping.replay import replay, round_ends
+
+    rng = np.random.default_rng(11)
+    # a far ahead of everyone: its pairs settle first, then a retires; b, c, d stay close
+    scores = panel(400, rng, backbone=(2.0, 0.3, 0.0, -0.3), sd=0.8)
+    target = {"decisions": ["calibrated"], "epsilon": 0.05, "min_items": 20}
+    frame = replay(scores, target, 3, 4, 20, LANGS, BBS, retire=True)
+    orders = np.argsort(np.random.default_rng(4).random((3, 400)), axis=1)
+    for o, order in enumerate(orders):
+        drawn = scores[order].copy()
+        active, start, called, stop_items = list(BBS), 0, 0, 400
+        for end in round_ends(400, 20, 20):
+            gone = [i for i, b in enumerate(BBS) if b not in active]
+            drawn[start:end][:, :, gone] = np.nan           # not called on these items
+            called += (end - start) * len(active)
+            status = stopping_status(drawn[:end], target, LANGS, BBS)
+            start = end
+            if status.stop:
+                stop_items = end
+                break
+            active = targets.needed_judges(status.cells, active)
+        assert frame.loc[o, "stop_items"] == stop_items
+        assert frame.loc[o, "calls_fraction"] == pytest.approx(called / (400 * len(BBS)))
+        assert frame.loc[o, "retired"] == len(BBS) - len(active)
+    assert (frame["retired"] >= 1).all() and (frame["calls_fraction"] < frame["fraction"]).all()
+    # and it never stops later than the collection that calls every judge
+    full = replay(scores, target, 3, 4, 20, LANGS, BBS)
+    assert (frame["stop_items"] <= full["stop_items"]).all()
+    with pytest.raises(ValueError, match="decisions` targets only"):
+        replay(scores, {"beta_halfwidth": 0.5}, 2, 4, 20, retire=True)
+
+
 def test_the_replay_counts_wrong_decisions_and_coverage_against_the_full_panel():
     from polyjudge.analyses.stopping.replay import replay
 

@@ -1,6 +1,7 @@
 """A pointwise collection with a stopping target (`collect.stop`): rounds of items in the seeded
 order, each with its whole language x judge block, every judge and shard called at once; after
-each round the confidence sequences decide whether to stop. Rule judge_pointwise_rounds writes
+each round the confidence sequences decide whether to stop; with `stop.retire` a judge whose
+every tested pair is settled is not called on later items. Rule judge_pointwise_rounds writes
 every call, collect/stopping.csv (one row per round) and the intervals at the stop; rule
 judge_pointwise_pilot collects the first round only (for the plan's forecast)."""
 import logging
@@ -8,6 +9,7 @@ import logging
 import pandas as pd
 
 from polyjudge.analyses.stopping import round_ends, stopping_status
+from polyjudge.analyses.stopping.targets import needed_judges
 from polyjudge.judges import Endpoint, load_prompt, protocols, rounds
 from polyjudge.judges.cache import CallCache
 from polyjudge.judges.runner import CallSet, EndpointError, RetryPolicy, Stopped, run_call_sets
@@ -41,11 +43,11 @@ def main(smk):
     caches = {(j.name, k): CallCache.for_shard(settings["cache_dir"], name, protocols.POINTWISE,
                                                j.name, k) for j in judges for k in range(shards)}
     ids = rounds.item_ids(items)
-    tables, rows, start, status = [], [], 0, None
+    tables, rows, start, status, active = [], [], 0, None, list(collect["judges"])
     for number, end in enumerate(ends, 1):
         block = items[ids.isin(order[start:end])].reset_index(drop=True)
         sets, built = [], []
-        for judge in judges:
+        for judge in (j for j in judges if j.name in active):
             for k in range(min(shards, end - start)):
                 calls = protocols.pointwise_calls(protocols.shard_items(block, shards, k), judge,
                                                   prompt, cpt)
@@ -65,7 +67,7 @@ def main(smk):
         table = pd.concat(tables, ignore_index=True)
         scores = rounds.margin_array(table, order[:end], languages, collect["judges"])
         status = stopping_status(scores, target, languages, collect["judges"])
-        rows.append(rounds.round_row(number, end, table, status))
+        rows.append(rounds.round_row(number, end, table, status, active))
         log.info("round %d: %d items, %d calls, $%.4f, widest beta half-width %.4g, %d pair(s) "
                  "undecided: %s", number, end, rows[-1]["calls"], rows[-1]["cost_usd"],
                  rows[-1]["max_beta_halfwidth"], rows[-1]["undecided_pairs"],
@@ -73,6 +75,12 @@ def main(smk):
         start = end
         if status.stop:
             break
+        if stop["retire"]:
+            still = needed_judges(status.cells, active)
+            if still != active:
+                log.info("round %d: every pair of %s is settled: not called on later items",
+                         number, ", ".join(j for j in active if j not in still))
+            active = still
     if smk.rule == "judge_pointwise_pilot":
         write_parquet(table, smk.output.calls)
         return

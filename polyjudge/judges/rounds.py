@@ -18,7 +18,8 @@ import pandas as pd
 from .protocols import POINTWISE
 
 STOPPING_COLUMNS = ["round", "items", "calls", "calls_made_this_run", "cost_usd",
-                    "max_beta_halfwidth", "undecided_pairs", "undecided", "stop", "reason"]
+                    "max_beta_halfwidth", "undecided_pairs", "undecided", "active_judges",
+                    "stop", "reason"]
 TARGET_KEYS = ("beta_halfwidth", "decisions")
 
 
@@ -43,6 +44,10 @@ def check_stop(name: str, panel: dict, panels: dict) -> list[str]:
         problems.append(f"{where}.sequence` betting needs the margins' range: set the panel's "
                         "`score_range` (e.g. [-4, 4] for a 1-5 rubric), or use the asymptotic "
                         "sequence")
+    if stop.get("retire") and (stop.get("beta_halfwidth") is not None
+                               or not stop.get("decisions")):
+        problems.append(f"{where}.retire` works with `decisions` targets only: a beta cell "
+                        "needs every judge on every item (drop `beta_halfwidth`, or `retire`)")
     if not 0 < stop.get("level", 0.95) < 1:
         problems.append(f"{where}.level` must be in (0, 1), not {stop['level']}")
     if stop.get("max_items") is not None and stop["min_items"] > stop["max_items"]:
@@ -121,8 +126,9 @@ def margin_array(calls: pd.DataFrame, ids, languages, judges) -> np.ndarray:
     return values.reshape(len(ids), len(languages), len(judges))
 
 
-def round_row(round_number: int, items: int, calls: pd.DataFrame, status) -> dict:
-    """One row of ``stopping.csv``: what was collected after this round and what it decided."""
+def round_row(round_number: int, items: int, calls: pd.DataFrame, status, active) -> dict:
+    """One row of ``stopping.csv``: what was collected after this round, the judges called on
+    its items (``active``) and what it decided."""
     done = calls[calls["status"].isin(["ok", "parse_failure"])].drop_duplicates("key")
     undecided = list(status.undecided_pairs)
     return {"round": round_number, "items": items, "calls": len(done),
@@ -130,7 +136,7 @@ def round_row(round_number: int, items: int, calls: pd.DataFrame, status) -> dic
             "cost_usd": float(done["cost"].sum()),
             "max_beta_halfwidth": float(status.max_beta_halfwidth),
             "undecided_pairs": len(undecided), "undecided": "; ".join(undecided),
-            "stop": bool(status.stop), "reason": status.reason}
+            "active_judges": "; ".join(active), "stop": bool(status.stop), "reason": status.reason}
 
 
 def unmet_message(panel: str, stop: dict, row: dict, n_design: int) -> str:

@@ -4,7 +4,8 @@
 sequences after every round exactly as :func:`~.targets.stopping_status` does on the items drawn
 so far (vectorised over orders; a test checks they agree), and compares with the full panel,
 which is the truth under sampling without replacement. :func:`forecast` replays a pilot (or an
-earlier panel) resampled with replacement up to the design's size.
+earlier panel) resampled with replacement up to the design's size. With ``retire`` a collection
+stops calling a judge once every tested pair it is in is settled (:func:`retire_judges`).
 """
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ import pandas as pd
 from . import targets
 
 ORDER_CHUNK_VALUES = 4_000_000   # contrast values per chunk of orders (memory ~ 30x this in bytes)
-REPLAY_COLUMNS = ["order", "stop_items", "stop_complete_items", "fraction", "stopped",
-                  "max_beta_halfwidth", "undecided", "wrong_sign", "missed_big",
-                  "agree", "covered_every_round", "covered_at_stop"]
+REPLAY_COLUMNS = ["order", "stop_items", "stop_complete_items", "fraction", "calls_fraction",
+                  "retired", "stopped", "max_beta_halfwidth", "undecided", "wrong_sign",
+                  "missed_big", "agree", "covered_every_round", "covered_at_stop"]
 
 
 def round_ends(n_items: int, round_items: int, min_items: int = 0) -> np.ndarray:
@@ -57,6 +58,60 @@ def drawn_bounds(x: np.ndarray, draws: np.ndarray, ends: np.ndarray, plan, coefs
             np.where(empty, np.inf, upper))
 
 
+def judge_involvement(plan) -> np.ndarray:
+    """Quantities x backbones: which judges each quantity needs (a pair its two, a beta cell
+    the whole block), backbones in the plan's order."""
+    backbones = list(pd.unique(plan.loc[plan["kind"] == "beta", "backbone"]))
+    involved = np.zeros((len(plan), len(backbones)), dtype=bool)
+    for q, (kind, a, b) in enumerate(zip(plan["kind"], plan["backbone"], plan["versus"])):
+        if kind == "beta":
+            involved[q] = True
+        else:
+            involved[q, [backbones.index(a), backbones.index(b)]] = True
+    return involved
+
+
+def retire_judges(lower, upper, plan, target):
+    """Bounds, per collection and round, of a collection that stops calling a judge once every
+    tested pair it is in is settled, and which judges each round calls (collections x rounds x
+    backbones). A retired judge's quantities get no new item, so their bounds stay where they
+    were when it retired (the pairs settled); every other quantity's are unchanged, since a
+    pair's contrast needs only its own two judges. Decided from past rounds alone."""
+    involved = judge_involvement(plan)
+    pairs = (plan["tested"] & (plan["kind"] != "beta")).to_numpy()
+    n_c, n_r, n_q = lower.shape
+    active = np.ones((n_c, n_r, involved.shape[1]), dtype=bool)
+    frozen = np.full((n_c, n_q), -1)            # the round a quantity's bounds stay at
+    low, up = lower.copy(), upper.copy()
+    rows = np.arange(n_c)[:, None]
+    for r in range(n_r):
+        at = np.where(frozen >= 0, frozen, r)
+        low[:, r], up[:, r] = lower[rows, at, np.arange(n_q)], upper[rows, at, np.arange(n_q)]
+        still_open = ~targets.settled(plan, low[:, r], up[:, r], target) & pairs
+        needed = (still_open[:, :, None] & involved[None]).any(axis=1)
+        leaving = active[:, r] & ~needed
+        if r + 1 < n_r:
+            active[:, r + 1] = active[:, r] & needed
+        newly = (leaving[:, None, :] & involved[None]).any(axis=2) & (frozen < 0)
+        frozen[newly] = r
+    return low, up, active
+
+
+def called_items(ends, active, at) -> np.ndarray:
+    """Items each judge was called on up to each collection's stop round (collections x
+    backbones), rounds of ``ends`` with the judges ``active`` at each."""
+    sizes = np.diff(np.concatenate([[0], ends]))
+    upto = np.arange(len(ends))[None, :] <= np.asarray(at)[:, None]
+    return ((sizes[None, :, None] * active) * upto[:, :, None]).sum(axis=1)
+
+
+def check_retire(target: dict) -> None:
+    if target.get("retire") and (target.get("beta_halfwidth") is not None
+                                 or not target.get("decisions")):
+        raise ValueError("stop.retire works with `decisions` targets only: a beta cell needs "
+                         "every judge on every item (drop `beta_halfwidth` or `retire`)")
+
+
 def stop_round(ends, lower, upper, plan, target):
     """Per collection: whether the target was met at some round, the first such round (else
     the last), and which quantities were settled at every round."""
@@ -73,8 +128,8 @@ def chunks(n_collections: int, per_collection: int):
 
 
 def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: int,
-           languages=None, backbones=None, truth=None, with_replacement: bool = False
-           ) -> pd.DataFrame:
+           languages=None, backbones=None, truth=None, with_replacement: bool = False,
+           retire: bool = False) -> pd.DataFrame:
     """Replay a collection of a complete panel over ``n_orders`` seeded orders (without
     replacement, stopping at ``max_items`` at the latest); one row per order (columns
     :data:`REPLAY_COLUMNS`): items drawn when the target was met (the last round's if never:
@@ -87,8 +142,12 @@ def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: i
     plan, e.g. a planted value). A betting sequence is evaluated at its decision points (and the
     truth) only, so the replay's decisions and coverage are exact and its pairs' reported widths
     coarse. ``with_replacement`` draws the items independently from the panel instead (a
-    simulation: the panel is then the population, and its means are the exact truth)."""
-    target = replay_target(target)
+    simulation: the panel is then the population, and its means are the exact truth).
+    ``retire``: judges whose tested pairs are all settled are no longer called
+    (:func:`retire_judges`); ``calls_fraction`` is the share of the design's judge-item calls
+    made and ``retired`` the judges retired at the stop."""
+    target = replay_target({**target, "retire": retire or target.get("retire", False)})
+    check_retire(target)
     plan, coefs, x = targets.item_contrasts(scores, target, languages, backbones)
     n = len(x)
     truth = np.nanmean(x, axis=0) if truth is None else np.asarray(truth, dtype=float)
@@ -104,13 +163,20 @@ def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: i
             for part in chunks(n_orders, limit * len(plan))]
     frame = pd.concat(rows, ignore_index=True)
     frame.insert(0, "order", np.arange(n_orders))
-    frame["fraction"] = frame["stop_items"] / (target.get("design_items") or n)
+    design = target.get("design_items") or n
+    frame["fraction"] = frame["stop_items"] / design
+    frame["calls_fraction"] = frame["calls_fraction"] / design
     return frame[REPLAY_COLUMNS]
 
 
 def replay_chunk(x, orders, ends, plan, coefs, target, truth) -> pd.DataFrame:
     t_used, est, lower, upper = drawn_bounds(x, orders, ends, plan, coefs, target, truth)
+    n_judges = judge_involvement(plan).shape[1]
+    active = np.ones(lower.shape[:2] + (n_judges,), dtype=bool)
+    if target.get("retire"):
+        lower, upper, active = retire_judges(lower, upper, plan, target)
     stopped, at, ok = stop_round(ends, lower, upper, plan, target)
+    called = called_items(ends, active, at)
     complete = np.cumsum(np.isfinite(x).all(axis=1)[orders], axis=1)[:, ends - 1]
     tested = plan["tested"].to_numpy()
     rows = np.arange(len(orders))
@@ -126,7 +192,9 @@ def replay_chunk(x, orders, ends, plan, coefs, target, truth) -> pd.DataFrame:
     missed = ((np.abs(truth) > 2 * eps) & (decided != sign) & pairs).sum(axis=1)
     return pd.DataFrame({
         "stop_items": ends[at], "stop_complete_items": complete[rows, at], "fraction": np.nan,
-        "stopped": stopped, "max_beta_halfwidth": ((up - low) / 2)[:, beta].max(axis=1),
+        "calls_fraction": called.sum(axis=1) / n_judges,
+        "retired": n_judges - active[rows, at].sum(axis=1), "stopped": stopped,
+        "max_beta_halfwidth": ((up - low) / 2)[:, beta].max(axis=1),
         "undecided": (~good & pairs).sum(axis=1), "wrong_sign": wrong, "missed_big": missed,
         "agree": (wrong == 0) & (missed == 0),
         "covered_every_round": (held | ~looked)[..., tested].all(axis=(1, 2)),
@@ -134,7 +202,7 @@ def replay_chunk(x, orders, ends, plan, coefs, target, truth) -> pd.DataFrame:
 
 
 def forecast(scores: np.ndarray, target: dict, design_items: int, n_sims: int = 1000,
-             seed=0) -> dict:
+             seed=0, per_judge_item=None) -> dict:
     """Items and calls a target is expected to need, from pilot (or earlier-panel) scores.
 
     Each simulation resamples the pilot's items (so that the pilot's means and variances vary
@@ -145,29 +213,50 @@ def forecast(scores: np.ndarray, target: dict, design_items: int, n_sims: int = 
     items and calls used, and the share of simulations that did not meet the target. A pair whose
     difference is near ``2 epsilon`` or 0 makes the forecast depend on the pilot's estimate of
     it: a small pilot gives a wide forecast, a forecast and not a promise.
+
+    ``per_judge_item``: name -> what one item of each judge costs (one value per backbone, e.g.
+    calls or USD at list and at batch prices); for each name the result has ``median_<name>``
+    and ``p90_<name>`` of the total, and for a ``decisions`` target also
+    ``retire_median_<name>`` / ``retire_p90_<name>`` for a collection that retires settled
+    judges (and ``retire_median_items`` / ``retire_p90_items``).
     """
     if len(scores) < 2:
         raise ValueError("a forecast needs scores of at least 2 pilot items")
-    target = replay_target({**target, "design_items": design_items})
+    target = replay_target({**target, "design_items": design_items, "retire": False})
     plan, coefs, x = targets.item_contrasts(scores, target, None, None)
     n, n_cells = len(x), int(np.prod(np.shape(scores)[1:]))
     limit = int(min(design_items, target.get("max_items") or design_items))
     ends = round_ends(limit, int(target.get("round_items") or 1), target["min_items"])
+    can_retire = target["beta_halfwidth"] is None and bool(target["decisions"])
+    weights = {k: np.asarray(v, dtype=float) for k, v in (per_judge_item or {}).items()}
     rng = np.random.default_rng(seed)
     # two levels: a resampled pilot (its means are estimates), then the design from it
     pilots = rng.integers(0, n, size=(n_sims, n))
     draws = np.take_along_axis(pilots, rng.integers(0, n, size=(n_sims, limit)), axis=1)
-    used, met_any = [], []
+    runs = {"": [], "retire_": []} if can_retire else {"": []}
     for part in chunks(n_sims, limit * len(plan)):
         _, _, lower, upper = drawn_bounds(x, draws[part], ends, plan, coefs, target)
-        stopped, at, _ = stop_round(ends, lower, upper, plan, target)
-        met_any.append(stopped)
-        used.append(ends[at])
-    items, met_any = np.concatenate(used), np.concatenate(met_any)
-    median, p90 = (float(np.quantile(items, q)) for q in (0.5, 0.9))
-    return {"design_items": int(design_items), "design_calls": int(design_items) * n_cells,
-            "median_items": median, "p90_items": p90,
-            "median_calls": median * n_cells, "p90_calls": p90 * n_cells,
-            "median_fraction": median / design_items, "p90_fraction": p90 / design_items,
-            "share_not_met": float(1 - met_any.mean()), "n_sims": int(n_sims),
-            "pilot_items": int(n), "pilot_complete_items": int(np.isfinite(x).all(axis=1).sum())}
+        for mode in runs:
+            if mode:
+                low, up, active = retire_judges(lower, upper, plan, target)
+            else:
+                low, up = lower, upper
+                active = np.ones(lower.shape[:2] + (np.shape(scores)[2],), dtype=bool)
+            stopped, at, _ = stop_round(ends, low, up, plan, target)
+            runs[mode].append((stopped, ends[at], called_items(ends, active, at)))
+    result = {"design_items": int(design_items), "design_calls": int(design_items) * n_cells}
+    for mode, parts in runs.items():
+        met_any, items, called = (np.concatenate(a) for a in zip(*parts))
+        totals = {"items": items, **{k: called @ w for k, w in weights.items()}}
+        for key, values in totals.items():
+            result[f"{mode}median_{key}"] = float(np.quantile(values, 0.5))
+            result[f"{mode}p90_{key}"] = float(np.quantile(values, 0.9))
+        if not mode:
+            median, p90 = result["median_items"], result["p90_items"]
+            result.update({"median_calls": median * n_cells, "p90_calls": p90 * n_cells,
+                           "median_fraction": median / design_items,
+                           "p90_fraction": p90 / design_items,
+                           "share_not_met": float(1 - met_any.mean())})
+    result.update({"n_sims": int(n_sims), "pilot_items": int(n),
+                   "pilot_complete_items": int(np.isfinite(x).all(axis=1).sum())})
+    return result

@@ -252,6 +252,14 @@ def settled(plan: pd.DataFrame, lower, upper, target: dict) -> np.ndarray:
     return np.where(is_beta, beta_ok, pair_ok)
 
 
+def needed_judges(cells: pd.DataFrame, backbones) -> list:
+    """The backbones still in a tested pair that is not settled (the rest may retire: every
+    pair they are in is settled), in the order of ``backbones``."""
+    pairs = cells[cells["tested"] & (cells["kind"] != "beta") & ~cells["settled"]]
+    still = set(pairs["backbone"]) | set(pairs["versus"])
+    return [b for b in backbones if b in still]
+
+
 def stopping_status(scores: np.ndarray, target: dict, languages=None, backbones=None
                     ) -> StopStatus:
     """Evaluate the confidence sequences on all rows of ``scores`` (items in the order they were
