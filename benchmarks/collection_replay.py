@@ -28,10 +28,20 @@ panel (no pair decided with the wrong sign, every pair differing by more than 2 
 with its sign), coverage of the tested quantities at every round from `min_items` on and at the
 stop.
 
+With `--levers` it replays instead the shipped M-RewardBench collection
+(`config/collections/mrewardbench_stop.yaml`: `decisions: [calibrated]`, `epsilon` 0.1, rounds
+of 50 items) with and without retiring settled judges (`stop.retire`), and gives the calls and
+the cost as a share of the full design's list-price cost, at list price and in batch jobs (the
+endpoints' `batch_price_factor`, 0.5), median and 90th percentile over the orders, with the
+agreement with the full panel's decisions and the coverage at every round. Each judge's cost of
+an item is its prices in `config/collections/mrewardbench_paper.yaml` times the plan's tokens
+per call (:data:`TOKENS_PER_CALL`).
+
     python benchmarks/collection_replay.py [--orders 1000] [--seed 2025] [--band-orders 100]
         [--betting-orders 100] [--betting-beta]
         [--band-only] [--panels mrewardbench devai synthetic]
         [--out results/benchmarks/collection_replay.csv]
+    python benchmarks/collection_replay.py --levers [--orders 1000]
 """
 from __future__ import annotations
 
@@ -170,6 +180,56 @@ def planted_truth(planted):
     return truth
 
 
+TOKENS_PER_CALL = (312, 10)
+"""Input and output tokens of one M-RewardBench call in the plan (the stand-in item table:
+32.8M input tokens over 105,000 calls; the rubric's 10 expected output tokens)."""
+
+
+def judge_item_costs(judges) -> np.ndarray:
+    """List-price USD of one item of each judge (both sides, every language) at the paper
+    collection's prices."""
+    config = yaml.safe_load((REPO / "config/collections/mrewardbench_paper.yaml").read_text())
+    tokens_in, tokens_out = TOKENS_PER_CALL
+    return np.array([(tokens_in * config["endpoints"][j]["price_input_per_million"]
+                      + tokens_out * config["endpoints"][j]["price_output_per_million"]) / 1e6
+                     for j in judges])
+
+
+def levers(args) -> pd.DataFrame:
+    """Calls and cost of the M-RewardBench stop collection with each lever (module docstring)."""
+    scores, languages, judges, score_range = shipped_panel("mrewardbench")
+    config = yaml.safe_load((REPO / "config/collections/mrewardbench_stop.yaml").read_text())
+    stop = config["panels"]["mrewardbench"]["collect"]["stop"]
+    target = {k: stop[k] for k in ("decisions", "epsilon", "min_items")}
+    target.update(sequence="asymptotic", score_range=score_range, design_items=len(scores))
+    weights = judge_item_costs(judges)
+    factor = 0.5
+    rows = [{"collection": "full design", "calls_median": 1.0, "calls_p90": 1.0,
+             "list_cost_median": 1.0, "list_cost_p90": 1.0, "batch_cost_median": factor,
+             "batch_cost_p90": factor, "agree": 1.0, "coverage_every_round": np.nan}]
+    for retire in (False, True):
+        start = time.process_time()
+        frame = replay(scores, target, args.orders, args.seed, stop["round_items"], languages,
+                       judges, retire=retire, judge_weights=weights)
+        cost = frame["cost_fraction"]
+        rows.append({"collection": "to the target" + (", retiring settled judges" if retire
+                                                      else ""),
+                     "calls_median": frame["calls_fraction"].median(),
+                     "calls_p90": frame["calls_fraction"].quantile(0.9),
+                     "list_cost_median": cost.median(), "list_cost_p90": cost.quantile(0.9),
+                     "batch_cost_median": factor * cost.median(),
+                     "batch_cost_p90": factor * cost.quantile(0.9),
+                     "agree": frame["agree"].mean(),
+                     "coverage_every_round": frame["covered_every_round"].mean(),
+                     "retired_median": frame["retired"].median(),
+                     "cpu_s": time.process_time() - start})
+    table = pd.DataFrame(rows)
+    print(f"M-RewardBench, {args.orders} orders, seed {args.seed}: shares of the full design's "
+          "list-price cost\n")
+    print(markdown(table))
+    return table
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--orders", type=int, default=1000)
@@ -183,8 +243,17 @@ def main():
                         help="only the task-bootstrap band rule (the slow part; run it beside "
                              "a run with --band-orders 0)")
     parser.add_argument("--panels", nargs="+", default=list(PANELS), choices=list(PANELS))
+    parser.add_argument("--levers", action="store_true",
+                        help="the M-RewardBench stop collection with and without retiring "
+                             "settled judges, at list and batch prices")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
+    if args.levers:
+        table = levers(args)
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            table.to_csv(args.out, index=False)
+        return
     start = time.time()
     rows = [row for name in args.panels for row in PANELS[name](args)]
     finish(rows, args, start)

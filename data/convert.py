@@ -15,7 +15,9 @@ and the checksum manifest DIR/SHA256SUMS (``sha256sum`` format, paths relative t
 * ``examples/seventh_judge.csv``, the synthetic judge of the README's ``extends`` example, is
   generated from the converted devai run table by ``examples/make_seventh_judge.py``;
   ``examples/local_pairwise.csv`` and ``examples/local_pointwise.csv`` (the local judge example's
-  items) from the converted LLMBar items by ``examples/make_local_items.py``.
+  items) from the converted LLMBar items by ``examples/make_local_items.py``, and
+  ``examples/mrewardbench_standin_items.parquet`` (a stand-in item table for plans) by
+  ``examples/make_mrewardbench_standin.py``.
 
 The output is deterministic: same origin and same pyarrow version -> byte-identical files
 (fixed writer settings, no pandas metadata, rows in origin order). Every conversion is checked
@@ -177,12 +179,15 @@ def seventh_judge(out: Path) -> str:
 
 
 def local_items(out: Path) -> list[str]:
-    """The local judge example's item tables, from the converted LLMBar items."""
-    script = Path(__file__).resolve().parent / "examples" / "make_local_items.py"
-    spec = importlib.util.spec_from_file_location("make_local_items", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    paths = module.write(out / "llmbar/items.parquet", out / "examples")
+    """The local judge example's item tables and the M-RewardBench stand-in item table, from
+    the converted LLMBar items."""
+    paths = []
+    for name in ("make_local_items", "make_mrewardbench_standin"):
+        script = Path(__file__).resolve().parent / "examples" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(name, script)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        paths += module.write(out / "llmbar/items.parquet", out / "examples")
     return [path.relative_to(out).as_posix() for path in paths]
 
 

@@ -132,6 +132,29 @@ def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
         assert list(again["items"]) == list(rounds["items"][:len(again)])
 
 
+@pytest.mark.slow
+def test_retire_stops_calling_a_judge_whose_pairs_are_settled(tmp_path):
+    # scorer_z's margins are far below the others' (its chosen and rejected both near 5), so its
+    # pairs settle within a few rounds; scorer_x vs scorer_y is too close for 48 items
+    scorers = {**SCORERS, "scorer_z": {"en": 2, "zh": 2, "es": 2}}
+    stop = {"decisions": ["calibrated"], "epsilon": 0.02, "round_items": 8, "min_items": 8,
+            "retire": True}
+    with JudgeServer(pointwise=scorers, api_key=SECRET) as server:
+        config = stop_config(tmp_path, server.base_url, stop, n_items=48, shards=1)
+        config["endpoints"]["scorer_z"] = {**config["endpoints"]["scorer_y"], "model": "scorer_z"}
+        config["panels"]["pw"]["collect"]["judges"] = list(scorers)
+        config["panels"]["pw"]["backbones"] = list(scorers)
+        snakemake(tmp_path, config, "results/pw/collect/stopping.csv")
+        rounds = pd.read_csv(tmp_path / "results/pw/collect/stopping.csv")
+        called = pd.Series([e["model"] for e in answered(server)]).value_counts()
+    with_z = rounds["active_judges"].str.contains("scorer_z")
+    assert with_z.iloc[0] and not with_z.iloc[-1]           # called first, then retired
+    assert list(with_z) == sorted(with_z, reverse=True)     # never called again
+    z_items = int(rounds.loc[with_z, "items"].max())
+    assert called["scorer_z"] == z_items * 3 * 2 < called["scorer_x"] == 48 * 3 * 2
+    assert not rounds.iloc[-1]["stop"] and "scorer_x vs scorer_y" in rounds.iloc[-1]["undecided"]
+
+
 def design_cost(n_items, judge):
     """The plan's estimate of one judge's full design (every item, language and side)."""
     p_in, p_out = PRICES[judge]

@@ -19,7 +19,7 @@ from polyjudge.data.judgment_tree import flatten_judgment_tree
 REPO = DATA.parent
 # files under data/ that are not data (not in the manifest)
 NOT_DATA = {"SHA256SUMS", "convert.py", ".gitattributes", "make_seventh_judge.py",
-            "make_local_items.py"}
+            "make_local_items.py", "make_mrewardbench_standin.py"}
 
 
 def manifest():

@@ -1,9 +1,12 @@
 """The plan's forecast for a collection with a stopping target: the full design's calls and cost
 (from plan.csv) beside the calls and cost expected to reach the target (median and 90th
-percentile over simulated collections), from the pilot round's scores or an earlier panel's
-(`stop.forecast_from`). Calls nothing: without a pilot or an earlier panel it says how to get one."""
+percentile over simulated collections), and for a `decisions` target also when settled judges
+are retired; every cost at list price and at the endpoints' batch prices. From the pilot
+round's scores or an earlier panel's (`stop.forecast_from`). Calls nothing: without a pilot or
+an earlier panel it says how to get one."""
 import logging
 
+import numpy as np
 import pandas as pd
 
 from polyjudge.analyses.stopping import forecast, round_ends
@@ -12,8 +15,9 @@ from polyjudge.judges import load_prompt, protocols, rounds
 from polyjudge.scripting import run_step, write_csv
 
 log = logging.getLogger("polyjudge.collect")
-COLUMNS = ["panel", "scenario", "items", "calls", "cost_usd", "fraction_of_design", "source",
-           "target", "note"]
+COSTS = ["cost_usd", "batch_cost_usd"]
+COLUMNS = ["panel", "scenario", "items", "calls", *COSTS, "fraction_of_design", "rounds",
+           "source", "target", "note"]
 
 
 def source_scores(smk, order, languages, judges):
@@ -34,6 +38,13 @@ def source_scores(smk, order, languages, judges):
     return None, "no pilot yet"
 
 
+def per_judge(plan: pd.DataFrame, judges, n_items: int) -> dict:
+    """Calls and each cost of one item of each judge (the full design's, spread over its items)."""
+    rows = plan.groupby("endpoint")[["calls", *COSTS]].sum().reindex(judges).fillna(0.0)
+    per_item = {c: rows[c].to_numpy(float) / n_items for c in COSTS}
+    return {"requests": rows["calls"].to_numpy(float) / n_items, **per_item}
+
+
 def main(smk):
     name, panel = smk.wildcards.panel, smk.params.panel
     collect = panel["collect"]
@@ -46,17 +57,18 @@ def main(smk):
     order = rounds.item_order(items, stop["seed"])
     plan = pd.read_csv(smk.input.plan)
     plan = plan[plan["stage"] == protocols.POINTWISE]
-    design_calls, design_cost = int(plan["calls"].sum()), float(plan["cost_usd"].sum())
-    per_item_calls, per_item_cost = design_calls / len(order), design_cost / len(order)
+    item_costs = per_judge(plan, collect["judges"], len(order))
+    ends = round_ends(rounds.design_items(len(order), stop), stop["round_items"], stop["min_items"])
     target_text = rounds.describe_target(stop)
-    rows = [{"scenario": "full design", "items": len(order), "calls": design_calls,
-             "cost_usd": design_cost, "fraction_of_design": 1.0, "source": "plan.csv"}]
+    rows = [{"scenario": "full design", "items": len(order), "calls": int(plan["calls"].sum()),
+             **{c: float(plan[c].sum()) for c in COSTS}, "fraction_of_design": 1.0,
+             "rounds": len(ends), "source": "plan.csv"}]
     scores, source = source_scores(smk, order, languages, collect["judges"])
     if scores is None:
-        first = int(round_ends(rounds.design_items(len(order), stop), stop["round_items"],
-                               stop["min_items"])[0])
-        note = (f"collect the pilot round first ({first} items, {first * per_item_calls:.0f} "
-                f"calls, about ${first * per_item_cost:.2f}): snakemake "
+        first = int(ends[0])
+        note = (f"collect the pilot round first ({first} items, "
+                f"{first * item_costs['requests'].sum():.0f} calls, about "
+                f"${first * item_costs['cost_usd'].sum():.2f}): snakemake "
                 f"results/{name}/collect/pilot/calls.parquet, then the plan again; or set "
                 "stop.forecast_from to an earlier panel")
         rows.append({"scenario": "to the target", "source": source, "note": note})
@@ -64,18 +76,25 @@ def main(smk):
         answer = load_prompt(smk.input.prompt, protocols.PROMPT_FIELDS["pointwise"]).answer
         target = rounds.stopping_target(stop, panel["score_range"], len(order), answer)
         result = forecast(scores, target, len(order), n_sims=stop["forecast_orders"],
-                          seed=stop["seed"])
+                          seed=stop["seed"], per_judge_item=item_costs)
         note = (f"{result['share_not_met']:.0%} of {result['n_sims']} simulated collections did "
                 "not meet the target within max_items (they count at max_items)")
-        for label, key in (("to the target, median", "median_items"),
-                           ("to the target, 90th percentile", "p90_items")):
-            n = result[key]
-            rows.append({"scenario": label, "items": n, "calls": round(n * per_item_calls),
-                         "cost_usd": n * per_item_cost, "fraction_of_design": n / len(order),
-                         "source": source, "note": note})
+        modes = [("", "to the target")]
+        if "retire_median_items" in result:
+            modes.append(("retire_", "to the target, retiring settled judges"))
+        for mode, label in modes:
+            for quantile, words in (("median", "median"), ("p90", "90th percentile")):
+                n = result[f"{mode}{quantile}_items"]
+                rows.append({"scenario": f"{label}, {words}", "items": n,
+                             "calls": round(result[f"{mode}{quantile}_requests"]),
+                             **{c: result[f"{mode}{quantile}_{c}"] for c in COSTS},
+                             "fraction_of_design": result[f"{mode}{quantile}_requests"]
+                             / rows[0]["calls"],
+                             "rounds": int(np.searchsorted(ends, n) + 1), "source": source,
+                             "note": note})
     table = pd.DataFrame(rows).assign(panel=name, target=target_text).reindex(columns=COLUMNS)
     log.info("forecast of %s (%s):\n%s", name, target_text,
-             table.drop(columns=["panel", "target"]).to_string(index=False))
+             table.drop(columns=["panel", "target", "source", "note"]).to_string(index=False))
     write_csv(table, smk.output.forecast)
 
 

@@ -9,6 +9,7 @@ import pandas as pd
 
 from polyjudge.judges import (Endpoint, load_prompt, plan_table, plan_totals, protocols,
                              readable_cost)
+from polyjudge.judges.plan import COST_COLUMNS
 from polyjudge.scripting import run_step, write_csv
 
 log = logging.getLogger("polyjudge.collect")
@@ -42,7 +43,7 @@ def endpoint_calls(smk, endpoint):
 
 
 def readable(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.assign(cost_usd=frame["cost_usd"].map(readable_cost))
+    return frame.assign(**{c: frame[c].map(readable_cost) for c in COST_COLUMNS})
 
 
 def main(smk):

@@ -6,7 +6,8 @@ Settings of one endpoint (config ``endpoints.<name>``): ``base_url``, ``model``,
 models), ``seed`` (null where unsupported), ``structured_output`` (send the answer's JSON
 schema as ``response_format``), ``max_concurrency``, ``requests_per_minute`` (null: no limit),
 ``timeout`` (seconds) and the prices ``price_input_per_million`` / ``price_output_per_million``
-(USD per million tokens).
+(USD per million tokens), and ``batch_price_factor``: the share of the list price a provider's
+batch jobs cost (0.5 at OpenAI), for the plan's and the forecast's batch costs.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class Endpoint:
     timeout: float = 120.0
     price_input_per_million: float = 0.0
     price_output_per_million: float = 0.0
+    batch_price_factor: float = 0.5
 
     @classmethod
     def from_config(cls, name: str, settings: dict) -> "Endpoint":
@@ -59,10 +61,11 @@ class Endpoint:
         Limits, prices and the key's variable name are left out (they do not change replies)."""
         return {"base_url": self.base_url.rstrip("/"), "model": self.model, **self.generation()}
 
-    def cost(self, input_tokens, output_tokens):
-        """USD for the given token counts (scalars or arrays)."""
-        return (input_tokens * self.price_input_per_million
-                + output_tokens * self.price_output_per_million) / 1e6
+    def cost(self, input_tokens, output_tokens, batch: bool = False):
+        """USD for the given token counts (scalars or arrays), at batch prices with ``batch``."""
+        usd = (input_tokens * self.price_input_per_million
+               + output_tokens * self.price_output_per_million) / 1e6
+        return usd * self.batch_price_factor if batch else usd
 
     def api_key(self) -> str:
         """The key from the environment; the error names the variable, never a value."""

@@ -4,7 +4,9 @@ Input tokens are estimated from the rendered prompts (characters / ``chars_per_t
 ``MESSAGE_OVERHEAD`` per message; about 4 characters per token for English, fewer for Chinese,
 so translated conditions, estimated from the English texts, are an underestimate there). Output
 tokens come from the prompt's ``expected_output_tokens``, or for translations from the length of
-the text being translated. Pure: counting needs no server.
+the text being translated. ``batch_cost_usd`` is what the same calls would cost at the
+endpoint's ``batch_price_factor`` (provider batch jobs; the workflow sends calls synchronously).
+Pure: counting needs no server.
 """
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ import pandas as pd
 from .endpoints import Endpoint
 
 MESSAGE_OVERHEAD = 4
+COST_COLUMNS = ["cost_usd", "batch_cost_usd"]
 PLAN_COLUMNS = ["endpoint", "model", "stage", "calls", "input_tokens", "output_tokens",
-                "cost_usd"]
-TOTAL_COLUMNS = ["endpoints", "calls", "input_tokens", "output_tokens", "cost_usd"]
+                *COST_COLUMNS]
+TOTAL_COLUMNS = ["endpoints", "calls", "input_tokens", "output_tokens", *COST_COLUMNS]
 
 
 def estimate_tokens(text: str, chars_per_token: float = 4.0) -> int:
@@ -29,7 +32,7 @@ def message_tokens(messages: list[dict], chars_per_token: float = 4.0) -> int:
                for m in messages)
 
 
-def plan_table(calls, endpoints: dict[str, Endpoint], chars_per_token: float = 4.0
+def plan_table(calls, endpoints: dict[str, Endpoint], chars_per_token: float = 4.0,
                ) -> pd.DataFrame:
     """One row per (endpoint, stage); columns :data:`PLAN_COLUMNS` (totals: :func:`plan_totals`).
 
@@ -48,19 +51,21 @@ def plan_table(calls, endpoints: dict[str, Endpoint], chars_per_token: float = 4
              .agg(calls=("input_tokens", "size"), input_tokens=("input_tokens", "sum"),
                   output_tokens=("output_tokens", "sum")).reset_index())
     table.insert(1, "model", table["endpoint"].map({n: e.model for n, e in endpoints.items()}))
-    table["cost_usd"] = [endpoints[e].cost(i, o) for e, i, o in
-                         zip(table["endpoint"], table["input_tokens"], table["output_tokens"])]
+    tokens = list(zip(table["endpoint"], table["input_tokens"], table["output_tokens"]))
+    table["cost_usd"] = [endpoints[e].cost(i, o) for e, i, o in tokens]
+    table["batch_cost_usd"] = [endpoints[e].cost(i, o, batch=True) for e, i, o in tokens]
     return table[PLAN_COLUMNS]
 
 
 def plan_totals(table: pd.DataFrame) -> pd.DataFrame:
-    """The plan's one totals row (columns :data:`TOTAL_COLUMNS`): endpoints, calls, tokens and
-    cost summed over the rows of :func:`plan_table` (written apart, as ``plan_total.csv``)."""
+    """The plan's one totals row (columns :data:`TOTAL_COLUMNS`): endpoints, calls, tokens,
+    costs summed over the rows of :func:`plan_table` (written apart, as ``plan_total.csv``)."""
     return pd.DataFrame([{"endpoints": int(table["endpoint"].nunique()),
                           "calls": int(table["calls"].sum()),
                           "input_tokens": int(table["input_tokens"].sum()),
                           "output_tokens": int(table["output_tokens"].sum()),
-                          "cost_usd": float(table["cost_usd"].sum())}], columns=TOTAL_COLUMNS)
+                          **{c: float(table[c].sum()) for c in COST_COLUMNS}}],
+                        columns=TOTAL_COLUMNS)
 
 
 def readable_cost(value: float) -> float:

@@ -16,7 +16,7 @@ from . import targets
 
 ORDER_CHUNK_VALUES = 4_000_000   # contrast values per chunk of orders (memory ~ 30x this in bytes)
 REPLAY_COLUMNS = ["order", "stop_items", "stop_complete_items", "fraction", "calls_fraction",
-                  "retired", "stopped", "max_beta_halfwidth", "undecided", "wrong_sign",
+                  "cost_fraction", "retired", "stopped", "max_beta_halfwidth", "undecided", "wrong_sign",
                   "missed_big", "agree", "covered_every_round", "covered_at_stop"]
 
 
@@ -129,7 +129,7 @@ def chunks(n_collections: int, per_collection: int):
 
 def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: int,
            languages=None, backbones=None, truth=None, with_replacement: bool = False,
-           retire: bool = False) -> pd.DataFrame:
+           retire: bool = False, judge_weights=None) -> pd.DataFrame:
     """Replay a collection of a complete panel over ``n_orders`` seeded orders (without
     replacement, stopping at ``max_items`` at the latest); one row per order (columns
     :data:`REPLAY_COLUMNS`): items drawn when the target was met (the last round's if never:
@@ -145,7 +145,8 @@ def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: i
     simulation: the panel is then the population, and its means are the exact truth).
     ``retire``: judges whose tested pairs are all settled are no longer called
     (:func:`retire_judges`); ``calls_fraction`` is the share of the design's judge-item calls
-    made and ``retired`` the judges retired at the stop."""
+    made, ``cost_fraction`` the same weighted by ``judge_weights`` (what one item of each
+    backbone costs; equal by default), and ``retired`` the judges retired at the stop."""
     target = replay_target({**target, "retire": retire or target.get("retire", False)})
     check_retire(target)
     plan, coefs, x = targets.item_contrasts(scores, target, languages, backbones)
@@ -159,17 +160,20 @@ def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: i
         limit = int(min(n, target.get("max_items") or n))
         orders = np.argsort(rng.random((n_orders, n)), axis=1)[:, :limit]
     ends = round_ends(limit, round_items, target["min_items"])
-    rows = [replay_chunk(x, orders[part], ends, plan, coefs, target, truth)
+    weights = (np.ones(np.shape(scores)[2]) if judge_weights is None
+               else np.asarray(judge_weights, dtype=float))
+    rows = [replay_chunk(x, orders[part], ends, plan, coefs, target, truth, weights)
             for part in chunks(n_orders, limit * len(plan))]
     frame = pd.concat(rows, ignore_index=True)
     frame.insert(0, "order", np.arange(n_orders))
     design = target.get("design_items") or n
     frame["fraction"] = frame["stop_items"] / design
     frame["calls_fraction"] = frame["calls_fraction"] / design
+    frame["cost_fraction"] = frame["cost_fraction"] / (design * weights.sum())
     return frame[REPLAY_COLUMNS]
 
 
-def replay_chunk(x, orders, ends, plan, coefs, target, truth) -> pd.DataFrame:
+def replay_chunk(x, orders, ends, plan, coefs, target, truth, weights) -> pd.DataFrame:
     t_used, est, lower, upper = drawn_bounds(x, orders, ends, plan, coefs, target, truth)
     n_judges = judge_involvement(plan).shape[1]
     active = np.ones(lower.shape[:2] + (n_judges,), dtype=bool)
@@ -192,7 +196,7 @@ def replay_chunk(x, orders, ends, plan, coefs, target, truth) -> pd.DataFrame:
     missed = ((np.abs(truth) > 2 * eps) & (decided != sign) & pairs).sum(axis=1)
     return pd.DataFrame({
         "stop_items": ends[at], "stop_complete_items": complete[rows, at], "fraction": np.nan,
-        "calls_fraction": called.sum(axis=1) / n_judges,
+        "calls_fraction": called.sum(axis=1) / n_judges, "cost_fraction": called @ weights,
         "retired": n_judges - active[rows, at].sum(axis=1), "stopped": stopped,
         "max_beta_halfwidth": ((up - low) / 2)[:, beta].max(axis=1),
         "undecided": (~good & pairs).sum(axis=1), "wrong_sign": wrong, "missed_big": missed,
