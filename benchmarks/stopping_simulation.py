@@ -27,7 +27,7 @@ the pass/fail rows only (``--betting-reps`` replications): it is exact by Ville'
 its grid makes it the slow rule.
 
     python benchmarks/stopping_simulation.py [--reps 1000] [--betting-reps 100] [--seed 7]
-        [--rows all | fast] [--part 1/2] [--out benchmarks/out/stopping_simulation.csv]
+        [--rows all | fast | retire] [--part 1/2] [--out benchmarks/out/stopping_simulation.csv]
     python benchmarks/stopping_simulation.py --markdown benchmarks/out/stopping_simulation.csv
 """
 from __future__ import annotations
@@ -227,7 +227,7 @@ def main():
     parser.add_argument("--betting-reps", type=int, default=100)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--pool", type=int, default=20_000)
-    parser.add_argument("--rows", choices=["all", "fast"], default="all")
+    parser.add_argument("--rows", choices=["all", "fast", "retire"], default="all")
     parser.add_argument("--part", default="1/1",
                         help="I/N: the I-th of N interleaved shares of the rows (to run N at once)")
     parser.add_argument("--out", type=Path, default=None)
@@ -238,7 +238,8 @@ def main():
         print(markdown(pd.read_csv(args.markdown)))
         return
     part, parts = (int(v) for v in args.part.split("/"))
-    selected = [r for r in rows() if args.rows == "all" or r.fast][part - 1::parts]
+    wanted = {"all": lambda r: True, "fast": lambda r: r.fast, "retire": lambda r: r.retire}
+    selected = [r for r in rows() if wanted[args.rows](r)][part - 1::parts]
     start = time.time()
     table = run(selected, args.reps, args.betting_reps, args.seed, args.pool, args.out)
     print(f"\n{time.time() - start:.0f} s wall\n")

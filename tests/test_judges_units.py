@@ -148,6 +148,16 @@ def test_pairwise_call_counts_and_plan(tmp_path):
     assert "total" not in set(plan["endpoint"])  # data rows only; the totals are apart
     total = plan_totals(plan)
     assert total.iloc[0]["calls"] == plan["calls"].sum() and total.iloc[0]["endpoints"] == 2
+    assert plan["batches"].eq(0).all() and plan["batch_wait_hours"].eq(0).all()
+    # in batch jobs: 80 judge calls over 3 shards of at most 7 requests -> 3 x ceil(27 / 7)
+    batched = Endpoint("judge", "http://x/v1", "m", price_input_per_million=1.0,
+                       price_output_per_million=2.0, batch=True, batch_max_requests=7)
+    plan = plan_table(calls, {"judge": batched, "tr": translator}, shards=3).set_index("endpoint")
+    assert plan.loc["judge", "batches"] == 3 * 4 and plan.loc["judge", "batch_wait_hours"] == 24
+    assert plan.loc["judge", "batch_cost_usd"] == pytest.approx(plan.loc["judge", "cost_usd"] / 2)
+    assert plan.loc["tr", "batches"] == 0
+    total = plan_totals(plan.reset_index()).iloc[0]
+    assert total["batches"] == 12 and total["batch_wait_hours"] == 24
     metas = [c.meta for c in calls if c.meta["stage"] == "judge_pairwise"]
     assert len(metas) == 10 * (3 * 2 + 2)
     probes = [m for m in metas if m["gold"] == "Tie"]

@@ -1,7 +1,8 @@
 """A pointwise collection with a stopping target (`collect.stop`): rounds of items in the seeded
 order, each with its whole language x judge block, every judge and shard called at once; after
-each round the confidence sequences decide whether to stop; with `stop.retire` a judge whose
-every tested pair is settled is not called on later items. Rule judge_pointwise_rounds writes
+each round the confidence sequences decide whether to stop (an endpoint with `batch` gets one
+batch job per round); with `stop.retire` a judge whose every tested pair is settled is not
+called on later items. Rule judge_pointwise_rounds writes
 every call, collect/stopping.csv (one row per round) and the intervals at the stop; rule
 judge_pointwise_pilot collects the first round only (for the plan's forecast)."""
 import logging
@@ -12,7 +13,8 @@ from polyjudge.analyses.stopping import round_ends, stopping_status
 from polyjudge.analyses.stopping.targets import needed_judges
 from polyjudge.judges import Endpoint, load_prompt, protocols, rounds
 from polyjudge.judges.cache import CallCache
-from polyjudge.judges.runner import CallSet, EndpointError, RetryPolicy, Stopped, run_call_sets
+from polyjudge.judges.runner import EndpointError, RetryPolicy, Stopped
+from polyjudge.judges.sending import CallSet, run_call_sets
 from polyjudge.judges.stages import shared_budget
 from polyjudge.scripting import run_step, write_csv, write_parquet
 
@@ -48,13 +50,15 @@ def main(smk):
         block = items[ids.isin(order[start:end])].reset_index(drop=True)
         sets, built = [], []
         for judge in (j for j in judges if j.name in active):
-            for k in range(min(shards, end - start)):
-                calls = protocols.pointwise_calls(protocols.shard_items(block, shards, k), judge,
+            parts = 1 if judge.batch else min(shards, end - start)  # a batch job per round
+            for k in range(parts):
+                calls = protocols.pointwise_calls(protocols.shard_items(block, parts, k), judge,
                                                   prompt, cpt)
                 built.append(calls)
+                part = "batch" if judge.batch else f"shard {k + 1}/{shards}"
                 sets.append(CallSet(protocols.sendable(calls), judge, caches[judge.name, k],
                                     prompt.answer, budget, f"{name} round {number} {judge.name} "
-                                    f"shard {k + 1}/{shards}", k))
+                                    f"{part}", k))
         try:
             results = run_call_sets(sets, policy=RetryPolicy(**settings["retries"]),
                                     progress_interval=settings["progress_interval"])

@@ -50,7 +50,8 @@ def main(smk):
     cpt = smk.config["collection"]["chars_per_token"]
     if smk.rule == "collection_plan_part":
         endpoint = Endpoint.from_config(smk.wildcards.endpoint, smk.params.endpoint)
-        plan = plan_table(endpoint_calls(smk, endpoint), {endpoint.name: endpoint}, cpt)
+        plan = plan_table(endpoint_calls(smk, endpoint), {endpoint.name: endpoint}, cpt,
+                          smk.params.panel["collect"]["shards"])
         write_csv(readable(plan), smk.output.plan)
         return
     plan = pd.concat([pd.read_csv(p) for p in smk.input], ignore_index=True)

@@ -6,8 +6,16 @@ Settings of one endpoint (config ``endpoints.<name>``): ``base_url``, ``model``,
 models), ``seed`` (null where unsupported), ``structured_output`` (send the answer's JSON
 schema as ``response_format``), ``max_concurrency``, ``requests_per_minute`` (null: no limit),
 ``timeout`` (seconds) and the prices ``price_input_per_million`` / ``price_output_per_million``
-(USD per million tokens), and ``batch_price_factor``: the share of the list price a provider's
-batch jobs cost (0.5 at OpenAI), for the plan's and the forecast's batch costs.
+(USD per million tokens).
+
+Batch jobs (:mod:`polyjudge.judges.batch`): ``batch: true`` sends the calls as provider batch jobs
+in the OpenAI Batch protocol. They cost ``batch_price_factor`` of the list price (0.5 at OpenAI),
+or ``batch_price_input_per_million`` / ``batch_price_output_per_million`` where given (these
+prices are also the plan's and the forecast's batch costs). ``batch_completion_window`` is sent
+with each batch; its status is polled every ``batch_poll_interval`` seconds, growing by half each
+poll up to ``batch_poll_max``; a batch holds at most ``batch_max_requests`` requests; requests a
+batch did not complete (expired, cancelled) go into the next batch, or with
+``batch_leftovers: sync`` are sent one by one.
 """
 from __future__ import annotations
 
@@ -34,6 +42,14 @@ class Endpoint:
     price_input_per_million: float = 0.0
     price_output_per_million: float = 0.0
     batch_price_factor: float = 0.5
+    batch: bool = False
+    batch_price_input_per_million: float | None = None
+    batch_price_output_per_million: float | None = None
+    batch_completion_window: str = "24h"
+    batch_poll_interval: float = 30.0
+    batch_poll_max: float = 600.0
+    batch_max_requests: int = 50000
+    batch_leftovers: str = "batch"
 
     @classmethod
     def from_config(cls, name: str, settings: dict) -> "Endpoint":
@@ -45,6 +61,8 @@ class Endpoint:
                                                                    "max_completion_tokens"):
             raise ValueError(f"endpoint {name!r}: max_tokens_field must be max_tokens or "
                              "max_completion_tokens")
+        if settings.get("batch_leftovers", "batch") not in ("batch", "sync"):
+            raise ValueError(f"endpoint {name!r}: batch_leftovers must be batch or sync")
         return cls(name=name, **settings)
 
     def generation(self) -> dict:
@@ -62,10 +80,17 @@ class Endpoint:
         return {"base_url": self.base_url.rstrip("/"), "model": self.model, **self.generation()}
 
     def cost(self, input_tokens, output_tokens, batch: bool = False):
-        """USD for the given token counts (scalars or arrays), at batch prices with ``batch``."""
-        usd = (input_tokens * self.price_input_per_million
-               + output_tokens * self.price_output_per_million) / 1e6
-        return usd * self.batch_price_factor if batch else usd
+        """USD for the given token counts (scalars or arrays), at batch prices with ``batch``:
+        the batch prices where given, else ``batch_price_factor`` of the list price."""
+        p_in, p_out = self.price_input_per_million, self.price_output_per_million
+        if batch:
+            p_in = (self.batch_price_input_per_million
+                    if self.batch_price_input_per_million is not None
+                    else p_in * self.batch_price_factor)
+            p_out = (self.batch_price_output_per_million
+                     if self.batch_price_output_per_million is not None
+                     else p_out * self.batch_price_factor)
+        return (input_tokens * p_in + output_tokens * p_out) / 1e6
 
     def api_key(self) -> str:
         """The key from the environment; the error names the variable, never a value."""

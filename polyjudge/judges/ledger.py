@@ -14,7 +14,10 @@ Lines: ``{"base": usd}`` (the cache's spend when the ledger was started, raised 
 finds more in the cache than the ledger counts, e.g. calls made without a cap), ``{"reserve": id,
 "cost": est, "host", "pid", "time"}``, ``{"settle": id, "cost": usd}``, ``{"release": id}``. A
 job reads only the lines added since its last look. A reservation of a process that is gone (same
-host, pid not running) or older than :data:`STALE_SECONDS` (another host) is not counted.
+host, pid not running) or older than :data:`STALE_SECONDS` (another host) is not counted. A
+provider batch job's reservation is ``"lasting": true``: it counts, whoever made it, until the
+job that takes in the batch's results settles it (a killed run's batch goes on at the provider and
+is paid), or for :data:`LASTING_SECONDS`.
 
 Shared file systems: ``flock`` excludes across nodes on NFSv4 (and NFSv3 with lockd), on Lustre
 mounted with ``-o flock`` and on GPFS; where locks are node-local (Lustre ``localflock``, some
@@ -38,6 +41,8 @@ from .cache import spent
 
 STALE_SECONDS = 3600.0
 """A reservation older than this from another host no longer counts (a call lasts minutes)."""
+LASTING_SECONDS = 48 * 3600.0
+"""A batch job's reservation counts this long at most (twice OpenAI's completion window)."""
 
 
 def _alive(pid: int) -> bool:
@@ -127,6 +132,10 @@ class Ledger:
         now = time.time()
         total = 0.0
         for entry in self.open.values():
+            if entry.get("lasting"):
+                if now - float(entry.get("time", now)) <= LASTING_SECONDS:
+                    total += float(entry["cost"])
+                continue
             own_host = entry.get("host") == self.host
             if own_host and entry.get("pid") != self.pid and not _alive(int(entry["pid"])):
                 continue
@@ -136,15 +145,17 @@ class Ledger:
         return total
 
     # --- the operations ------------------------------------------------------------------------
-    def reserve(self, estimate: float) -> str | None:
-        """A reservation id, or None when the estimate does not fit in what is left."""
+    def reserve(self, estimate: float, lasting: bool = False) -> str | None:
+        """A reservation id, or None when the estimate does not fit in what is left;
+        ``lasting``: a batch job's, counted until settled even after this process ends."""
         with self._locked() as handle:
             committed = self.spent + self.reserved()
             if committed >= self.limit or committed + estimate > self.limit:
                 return None
             ticket = f"{self.host}:{self.pid}:{time.time_ns()}:{next(self._ids)}"
-            self._append(handle, {"reserve": ticket, "cost": float(estimate), "host": self.host,
-                                  "pid": self.pid, "time": time.time()})
+            entry = {"reserve": ticket, "cost": float(estimate), "host": self.host,
+                     "pid": self.pid, "time": time.time()}
+            self._append(handle, {**entry, "lasting": True} if lasting else entry)
             return ticket
 
     def settle(self, ticket: str, cost: float) -> None:

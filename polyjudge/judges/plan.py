@@ -4,9 +4,10 @@ Input tokens are estimated from the rendered prompts (characters / ``chars_per_t
 ``MESSAGE_OVERHEAD`` per message; about 4 characters per token for English, fewer for Chinese,
 so translated conditions, estimated from the English texts, are an underestimate there). Output
 tokens come from the prompt's ``expected_output_tokens``, or for translations from the length of
-the text being translated. ``batch_cost_usd`` is what the same calls would cost at the
-endpoint's ``batch_price_factor`` (provider batch jobs; the workflow sends calls synchronously).
-Pure: counting needs no server.
+the text being translated. ``batch_cost_usd`` is what the same calls cost in provider batch jobs
+(the endpoint's batch prices); for an endpoint with ``batch``, ``batches`` counts its batch jobs
+(at least one per shard) and ``batch_wait_hours`` is the longest wait, the completion window
+(the shards' batches run at the same time). Pure: counting needs no server.
 """
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from .endpoints import Endpoint
 MESSAGE_OVERHEAD = 4
 COST_COLUMNS = ["cost_usd", "batch_cost_usd"]
 PLAN_COLUMNS = ["endpoint", "model", "stage", "calls", "input_tokens", "output_tokens",
-                *COST_COLUMNS]
-TOTAL_COLUMNS = ["endpoints", "calls", "input_tokens", "output_tokens", *COST_COLUMNS]
+                *COST_COLUMNS, "batches", "batch_wait_hours"]
+TOTAL_COLUMNS = ["endpoints", "calls", "input_tokens", "output_tokens", *COST_COLUMNS, "batches",
+                 "batch_wait_hours"]
 
 
 def estimate_tokens(text: str, chars_per_token: float = 4.0) -> int:
@@ -32,8 +34,17 @@ def message_tokens(messages: list[dict], chars_per_token: float = 4.0) -> int:
                for m in messages)
 
 
+def window_hours(window: str) -> float:
+    """Hours of a completion window such as ``24h`` (NaN when it is not written in hours)."""
+    text = str(window).strip().lower()
+    try:
+        return float(text[:-1]) if text.endswith("h") else float("nan")
+    except ValueError:
+        return float("nan")
+
+
 def plan_table(calls, endpoints: dict[str, Endpoint], chars_per_token: float = 4.0,
-               ) -> pd.DataFrame:
+               shards: int = 1) -> pd.DataFrame:
     """One row per (endpoint, stage); columns :data:`PLAN_COLUMNS` (totals: :func:`plan_totals`).
 
     ``calls``: :class:`~polyjudge.judges.runner.Call` objects whose meta has ``stage``,
@@ -54,6 +65,13 @@ def plan_table(calls, endpoints: dict[str, Endpoint], chars_per_token: float = 4
     tokens = list(zip(table["endpoint"], table["input_tokens"], table["output_tokens"]))
     table["cost_usd"] = [endpoints[e].cost(i, o) for e, i, o in tokens]
     table["batch_cost_usd"] = [endpoints[e].cost(i, o, batch=True) for e, i, o in tokens]
+    batch = table["endpoint"].map(lambda e: endpoints[e].batch)
+    per_shard = [math.ceil(n / shards) for n in table["calls"]]
+    table["batches"] = [min(shards, n) * math.ceil(k / endpoints[e].batch_max_requests)
+                        if b else 0
+                        for e, n, k, b in zip(table["endpoint"], table["calls"], per_shard, batch)]
+    table["batch_wait_hours"] = [window_hours(endpoints[e].batch_completion_window) if b else 0.0
+                                 for e, b in zip(table["endpoint"], batch)]
     return table[PLAN_COLUMNS]
 
 
@@ -64,7 +82,10 @@ def plan_totals(table: pd.DataFrame) -> pd.DataFrame:
                           "calls": int(table["calls"].sum()),
                           "input_tokens": int(table["input_tokens"].sum()),
                           "output_tokens": int(table["output_tokens"].sum()),
-                          **{c: float(table[c].sum()) for c in COST_COLUMNS}}],
+                          **{c: float(table[c].sum()) for c in COST_COLUMNS},
+                          "batches": int(table["batches"].sum()),
+                          "batch_wait_hours": float(table["batch_wait_hours"].max()
+                                                    if len(table) else 0.0)}],
                         columns=TOTAL_COLUMNS)
 
 

@@ -38,8 +38,8 @@ PROMPT_FIELDS = {"pairwise": ("instruction", "output_a", "output_b"),
                  "full": ("text", "language"), "code_switched": ("text", "language"),
                  "pointwise": ("instruction", "response")}
 RESULT_COLUMNS = ["status", "value", "raw", "truncated", "finish_reason", "input_tokens",
-                  "output_tokens", "cost", "latency", "attempts", "cached", "error", "key",
-                  "endpoint", "model", "served_model", "prompt"]
+                  "output_tokens", "cost", "latency", "attempts", "cached", "batch", "error",
+                  "key", "endpoint", "model", "served_model", "prompt"]
 
 
 # --- items -------------------------------------------------------------------------------------
@@ -230,7 +230,7 @@ def calls_table(calls: list[Call], results: dict[str, dict]) -> pd.DataFrame:
         row = {**meta, **{c: result.get(c) for c in RESULT_COLUMNS if c != "prompt"}}
         rows.append(row)
     table = pd.DataFrame(rows, columns=None if rows else ["stage", *RESULT_COLUMNS])
-    for column in ("value", "raw", "error", "finish_reason", "model", "served_model"):
+    for column in ("value", "raw", "error", "finish_reason", "model", "served_model", "batch"):
         if column in table:
             table[column] = table[column].astype(object).where(table[column].notna(), None)
             table[column] = table[column].map(lambda v: None if v is None else str(v))

@@ -1,7 +1,8 @@
-"""Calling an endpoint: bounded concurrency, a request rate, retries, the cache and a cost cap.
+"""Calling an endpoint one by one: bounded concurrency, a request rate, retries, the cache and a
+cost cap (:mod:`polyjudge.judges.sending` makes sets of calls this way or in batch jobs).
 
-The only module here that awaits anything. Everything it decides is a pure function tested
-without a server (:func:`backoff_delay`, :func:`progress_line`); :func:`run_calls` is the shell.
+Everything it decides is a pure function tested without a server (:func:`backoff_delay`,
+:func:`progress_line`); :func:`execute` is the shell.
 
 * Each call is looked up in the cache first; only missing calls are sent.
 * At most ``max_concurrency`` calls are in flight, started at most ``requests_per_minute``.
@@ -15,16 +16,13 @@ without a server (:func:`backoff_delay`, :func:`progress_line`); :func:`run_call
 * ``Budget``: each new call first reserves its estimated cost against ``max_cost`` (in the
   collection's shared ledger, :mod:`polyjudge.judges.ledger`, so the cap holds across shards);
   once nothing fits no call starts, calls in flight finish and are cached, and :class:`Stopped`
-  is raised. :func:`run_call_sets` makes several sets (judges, shards) at once with one stop.
-  SIGTERM / SIGINT (a cluster's time limit, Ctrl-C) stop the same way; a call waiting to be
+  is raised. SIGTERM / SIGINT (a cluster's time limit, Ctrl-C) stop the same way; a call waiting to be
   retried gives up at once (it stays uncached and counts as not made).
 """
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import signal
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -118,11 +116,14 @@ class Budget:
 
     def reserve(self, call) -> object | None:
         """A ticket for ``call``, or None when the cap leaves no room for it."""
-        estimate = float(self.estimate(call))
+        return self.reserve_cost(float(self.estimate(call)))
+
+    def reserve_cost(self, estimate: float, lasting: bool = False) -> object | None:
+        """A ticket for ``estimate`` USD (``lasting``: a batch job's, see the ledger), or None."""
         if self.limit is None:
             return True
         if self.ledger is not None:
-            return self.ledger.reserve(estimate)
+            return self.ledger.reserve(estimate, lasting)
         committed = self._spent + sum(self._open.values())
         if committed >= self.limit or committed + estimate > self.limit:
             return None
@@ -188,12 +189,41 @@ def make_client(endpoint: Endpoint):
                               max_retries=0, timeout=endpoint.timeout)
 
 
-async def _pause(seconds: float, stop: asyncio.Event) -> None:
+async def pause(seconds: float, stop: asyncio.Event) -> None:
     """Sleep, or return early when the run is told to stop."""
     try:
         await asyncio.wait_for(stop.wait(), timeout=seconds)
     except TimeoutError:
         pass
+
+
+def request_body(call: Call, endpoint: Endpoint) -> dict:
+    """The chat completion request of ``call``, the same sent one by one or in a batch job."""
+    extra = {"response_format": call.response_format} if call.response_format else {}
+    return {"model": endpoint.model, "messages": call.messages, **endpoint.generation(), **extra}
+
+
+def reply_record(key: str, endpoint: Endpoint, body: dict, answer: AnswerFormat, *,
+                 latency: float = 0.0, attempts: int = 1, batch: str | None = None) -> dict:
+    """The cache record of one chat completion (``body``: its JSON object), costed at the
+    endpoint's batch prices when it came from batch job ``batch``."""
+    choices = body.get("choices") or []
+    choice = choices[0] if choices else {}
+    raw = (choice.get("message") or {}).get("content")
+    finish = choice.get("finish_reason")
+    usage = body.get("usage")
+    tokens_in = int((usage or {}).get("prompt_tokens") or 0)
+    tokens_out = int((usage or {}).get("completion_tokens") or 0)
+    value, status = parse_answer(raw, answer, finish == "length")
+    record = {"key": key, "endpoint": endpoint.name, "model": endpoint.model,
+              "served_model": body.get("model"), "usage_reported": usage is not None,
+              "base_url": endpoint.base_url, "raw": raw, "value": value, "status": status,
+              "finish_reason": finish, "truncated": finish == "length",
+              "input_tokens": tokens_in, "output_tokens": tokens_out,
+              "cost": float(endpoint.cost(tokens_in, tokens_out, batch=batch is not None)),
+              "latency": latency, "attempts": attempts,
+              "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    return {**record, "batch": batch} if batch is not None else record
 
 
 async def _send(client, endpoint: Endpoint, call: Call, answer: AnswerFormat, policy: RetryPolicy,
@@ -202,14 +232,12 @@ async def _send(client, endpoint: Endpoint, call: Call, answer: AnswerFormat, po
     retryable = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
                  openai.ConflictError)
     fatal = (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
-    extra = {"response_format": call.response_format} if call.response_format else {}
     error = ""
     for attempt in range(policy.max_attempts):
         await limiter.wait()
         start = time.monotonic()
         try:
-            response = await client.chat.completions.create(
-                model=endpoint.model, messages=call.messages, **endpoint.generation(), **extra)
+            response = await client.chat.completions.create(**request_body(call, endpoint))
         except fatal as exc:
             raise EndpointError(f"endpoint {endpoint.name!r} ({endpoint.base_url}, model "
                                 f"{endpoint.model}): {type(exc).__name__} {exc.status_code}; "
@@ -222,34 +250,21 @@ async def _send(client, endpoint: Endpoint, call: Call, answer: AnswerFormat, po
                     or (status is not None and status >= 500)):
                 break
             if attempt + 1 < policy.max_attempts:
-                await _pause(backoff_delay(attempt, policy, rng.random(), _retry_after(exc)), stop)
+                await pause(backoff_delay(attempt, policy, rng.random(), _retry_after(exc)), stop)
             if stop.is_set():  # told to stop: no more retries (the call stays uncached)
                 error += " (stopped before retrying)"
                 break
             continue
-        latency = time.monotonic() - start
-        choice = response.choices[0] if response.choices else None
-        raw = choice.message.content if choice is not None else None
-        finish = choice.finish_reason if choice is not None else None
-        usage = response.usage
-        tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
-        tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
-        value, status = parse_answer(raw, answer, finish == "length")
-        return {"key": call.key, "endpoint": endpoint.name, "model": endpoint.model,
-                "served_model": getattr(response, "model", None),
-                "usage_reported": usage is not None,
-                "base_url": endpoint.base_url, "raw": raw, "value": value, "status": status,
-                "finish_reason": finish, "truncated": finish == "length",
-                "input_tokens": tokens_in, "output_tokens": tokens_out,
-                "cost": float(endpoint.cost(tokens_in, tokens_out)), "latency": round(latency, 4),
-                "attempts": attempt + 1, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                   time.gmtime())}
+        return reply_record(call.key, endpoint, response.model_dump(), answer,
+                            latency=round(time.monotonic() - start, 4), attempts=attempt + 1)
     return {"key": call.key, "endpoint": endpoint.name, "status": FAILED, "error": error,
             "attempts": attempt + 1}
 
 
-async def _execute(calls, endpoint, cache, answer, policy, budget, progress_interval, label,
-                   client, seed, stop: asyncio.Event, reason: list):
+async def execute(calls, endpoint, cache, answer, policy, budget, progress_interval, label,
+                  client, seed, stop: asyncio.Event, reason: list):
+    """Results of ``calls`` in order, made one by one (see the module docstring); ``stop`` is
+    shared by every set made at once and ``reason`` collects why it was set."""
     results: list[dict | None] = [None] * len(calls)
     pending = deque()
     for i, call in enumerate(calls):
@@ -338,88 +353,3 @@ async def _execute(calls, endpoint, cache, answer, policy, budget, progress_inte
                       "cached: rerun to continue where it stopped (after raising max_cost if "
                       "that was the reason)")
     return results
-
-
-@contextlib.contextmanager
-def _stop_on_signals(stop: asyncio.Event, reason: list):
-    """SIGTERM / SIGINT set ``stop`` (calls in flight finish and are cached) instead of killing."""
-    loop = asyncio.get_running_loop()
-    signals = (signal.SIGTERM, signal.SIGINT)
-    for sig in signals:
-        try:
-            loop.add_signal_handler(sig, lambda s=sig: (reason.append(signal.Signals(s).name),
-                                                        stop.set()))
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
-    try:
-        yield
-    finally:
-        for sig in signals:
-            try:
-                loop.remove_signal_handler(sig)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
-
-
-@dataclass
-class CallSet:
-    """Calls to one endpoint with their cache: one of the sets :func:`run_call_sets` makes."""
-    calls: list[Call]
-    endpoint: Endpoint
-    cache: CallCache
-    answer: AnswerFormat
-    budget: Budget | None = None
-    label: str = ""
-    seed: int = 0
-
-
-def run_call_sets(sets: list[CallSet], *, policy: RetryPolicy = RetryPolicy(),
-                  progress_interval: float = 30.0, client=None) -> list[list[dict]]:
-    """Results of each set (as :func:`run_calls`), all sets made at once in one event loop.
-
-    One stop for all: a signal, a budget or an endpoint error in any set stops every set once
-    its calls in flight are done and cached; then the first error is raised.
-    """
-    async def main():
-        stop, reason = asyncio.Event(), []
-
-        async def one(job: CallSet):
-            own = client or (make_client(job.endpoint)
-                             if any(job.cache.get(c.key) is None for c in job.calls) else None)
-            try:
-                return await _execute(job.calls, job.endpoint, job.cache, job.answer, policy,
-                                      job.budget or Budget(None), progress_interval,
-                                      job.label or job.endpoint.name, own, job.seed, stop, reason)
-            except EndpointError:
-                reason.append(f"endpoint {job.endpoint.name!r} failed")
-                stop.set()
-                raise
-            finally:
-                if client is None and own is not None:
-                    await own.close()
-
-        with _stop_on_signals(stop, reason):
-            return await asyncio.gather(*(one(job) for job in sets), return_exceptions=True)
-
-    try:
-        outcomes = asyncio.run(main())
-    finally:
-        for job in sets:
-            job.cache.close()
-    errors = [o for o in outcomes if isinstance(o, BaseException)]
-    if errors:
-        raise next((e for e in errors if isinstance(e, EndpointError)), errors[0])
-    return outcomes
-
-
-def run_calls(calls: list[Call], endpoint: Endpoint, cache: CallCache, answer: AnswerFormat, *,
-              policy: RetryPolicy = RetryPolicy(), budget: Budget | None = None,
-              progress_interval: float = 30.0, label: str = "", client=None, seed: int = 0
-              ) -> list[dict]:
-    """Results of ``calls`` in order (cached, new, or failed); see the module docstring.
-
-    Each result has the cache record's fields plus ``cached``; ``status`` is ok, parse_failure
-    or failed. ``seed`` seeds the retry jitter.
-    """
-    return run_call_sets([CallSet(calls, endpoint, cache, answer, budget, label, seed)],
-                         policy=policy, progress_interval=progress_interval, client=client)[0]

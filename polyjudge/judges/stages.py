@@ -11,14 +11,16 @@ from .endpoints import Endpoint
 from .ledger import Ledger
 from .plan import message_tokens
 from .prompts import Prompt
-from .runner import Budget, CallSet, RetryPolicy, run_call_sets
+from .runner import Budget, RetryPolicy
+from .sending import CallSet, run_call_sets
 
 log = logging.getLogger("polyjudge.judges")
 
 
 def shared_budget(settings: dict, collection: str, endpoints: list[Endpoint]) -> Budget:
     """The collection's ``max_cost`` budget, shared by all its shard jobs through the ledger
-    (:mod:`polyjudge.judges.ledger`); each call reserves the plan's estimate of its cost."""
+    (:mod:`polyjudge.judges.ledger`); each call reserves the plan's estimate of its cost (at batch
+    prices for an endpoint with ``batch``)."""
     limit, cache_dir, cpt = settings["max_cost"], settings["cache_dir"], settings["chars_per_token"]
     if limit is None:
         return Budget(None)
@@ -28,7 +30,7 @@ def shared_budget(settings: dict, collection: str, endpoints: list[Endpoint]) ->
     def estimate(call) -> float:
         endpoint = by_name[call.meta["endpoint"]]
         return endpoint.cost(message_tokens(call.messages, cpt),
-                             call.meta["expected_output_tokens"])
+                             call.meta["expected_output_tokens"], batch=endpoint.batch)
 
     return Budget(limit, estimate=estimate, ledger=ledger)
 

@@ -1,0 +1,394 @@
+"""Sending an endpoint's calls as provider batch jobs, in the OpenAI Batch protocol.
+
+A batch is the calls' requests as one JSON Lines file (``custom_id``: the call's cache key; the
+body exactly as sent one by one), uploaded (``POST /v1/files``, purpose ``batch``), created
+(``POST /v1/batches``), polled (``GET /v1/batches/{id}``), and its output and error files read.
+
+Nothing is paid twice and nothing is lost:
+
+* The journal ``batches-shard<k>.jsonl``, beside the shard's cache file, records each batch's
+  request keys and input file before the batch is created, and its id once it is. A run that
+  is killed, even by SIGKILL, re-attaches to its open batches on the next run instead of
+  submitting them again. A batch created just before the kill, whose id was not yet written, is
+  found by ``GET /v1/batches`` from the journal entry named in its metadata.
+* Results go into the same per-call cache as calls made one by one, under the same keys, costed
+  at the endpoint's batch prices.
+* A request in the error file is a ``failed`` result with its error: recorded, not cached, sent
+  again by a later run. The requests an expired or cancelled batch did not complete go into the
+  next batch (``batch_leftovers: sync``: sent one by one), in at most ``max_attempts`` batches.
+* SIGTERM / SIGINT (or another set's stop) while waiting leave the batch running at the
+  provider and stop the run; the next run re-attaches. Nothing is cancelled.
+* ``max_cost``: before a batch is created its estimated cost at batch prices is reserved in the
+  collection's ledger as a *lasting* reservation, which counts until its results are taken in.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+from .cache import CallCache, canonical_json
+from .endpoints import Endpoint
+from .parse import FAILED, AnswerFormat, parse_answer
+from .runner import (Budget, Call, EndpointError, RetryPolicy, Stopped, pause, reply_record,
+                     request_body)
+
+log = logging.getLogger("polyjudge.judges")
+
+URL = "/v1/chat/completions"
+TERMINAL = ("completed", "expired", "cancelled", "failed")
+UNFINISHED = ("batch_expired", "batch_cancelled")
+"""Error codes of requests a batch did not get to: they go into the next batch."""
+METADATA_KEY = "polyjudge_journal"
+
+
+class BatchError(EndpointError):
+    """A batch the run cannot use (failed validation, malformed output): stops the shard."""
+
+
+# --- the journal ---------------------------------------------------------------------------------
+def journal_path(cache: CallCache) -> Path:
+    """``batches-shard<k>.jsonl`` beside the cache file (not matched by ``shard*.jsonl``)."""
+    return cache.path.with_name("batches-" + cache.path.name)
+
+
+class Journal:
+    """Append-only lines ``{"local": id, ...}``; an entry is the merge of its lines. Events:
+    submitted (``file``, ``keys``, ``estimate``, ``ticket``), created (``batch``), ``done``."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def entries(self) -> dict[str, dict]:
+        merged: dict[str, dict] = {}
+        if not self.path.is_file():
+            return merged
+        with open(self.path, encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    entry = json.loads(line)
+                except ValueError:  # torn by a kill
+                    continue
+                if isinstance(entry, dict) and "local" in entry:
+                    merged.setdefault(entry["local"], {}).update(entry)
+        return merged
+
+    def open_entries(self) -> list[dict]:
+        return [e for e in self.entries().values() if "done" not in e]
+
+    def write(self, entry: dict) -> None:
+        """Append and fsync: the line must be on disk before the provider acts on it."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(canonical_json(entry) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+# --- pure pieces ---------------------------------------------------------------------------
+def request_lines(calls: list[Call], endpoint: Endpoint) -> bytes:
+    """The batch input file: one request per call, ``custom_id`` its cache key."""
+    return "".join(canonical_json({"custom_id": c.key, "method": "POST", "url": URL,
+                                   "body": request_body(c, endpoint)}) + "\n"
+                   for c in calls).encode()
+
+
+def read_result_lines(text: str, batch: str, which: str) -> list[dict]:
+    """Lines of a batch's output or error file; a malformed line is a :class:`BatchError` naming
+    the batch, the file and the line."""
+    lines = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            entry = None
+        if not (isinstance(entry, dict) and isinstance(entry.get("custom_id"), str)
+                and ("response" in entry or "error" in entry)):
+            excerpt = line if len(line) <= 80 else line[:77] + "..."
+            raise BatchError(f"batch {batch}: {which} file line {number} is not a result (a JSON "
+                             f"object with custom_id and response or error): {excerpt!r}")
+        lines.append(entry)
+    return lines
+
+
+def line_error(entry: dict) -> tuple[str, str]:
+    """(code, message) of an error-file line (a request error or one the batch did not reach)."""
+    error = entry.get("error") or {}
+    response = entry.get("response") or {}
+    if not error and isinstance(response.get("body"), dict):
+        error = response["body"].get("error") or {}
+    code = str(error.get("code") or response.get("status_code") or "error")
+    return code, str(error.get("message") or "")
+
+
+def progress_line(label: str, states: list[dict], elapsed: float) -> str:
+    """``label: batch b in_progress, 120/400 requests done (3 failed); waiting 5 min 12 s``
+    (``elapsed``: seconds since the oldest batch was created)."""
+    parts = []
+    for s in states:
+        counts = s.get("request_counts") or {}
+        parts.append(f"batch {s['id']} {s['status']}, {counts.get('completed', 0)}/"
+                     f"{counts.get('total', 0)} requests done ({counts.get('failed', 0)} failed)")
+    minutes, seconds = divmod(int(elapsed), 60)
+    waited = f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
+    return f"{label}: {'; '.join(parts)}; waiting {waited}"
+
+
+def chunks(items: list, size: int) -> list[list]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+# --- the shell -----------------------------------------------------------------------------
+class _Run:
+    """One set's batches: re-attach, submit, wait, take in, resubmit what did not complete."""
+
+    def __init__(self, calls, endpoint, cache, answer, budget: Budget, label, client, stop,
+                 reason, policy: RetryPolicy, progress_interval, send_one_by_one):
+        self.calls, self.endpoint, self.cache, self.answer = calls, endpoint, cache, answer
+        self.budget, self.label, self.client, self.stop = budget, label, client, stop
+        self.reason, self.policy, self.interval = reason, policy, progress_interval
+        self.send_one_by_one = send_one_by_one
+        self.journal = Journal(journal_path(cache))
+        self.results: dict[str, dict] = {}
+        self.tries: Counter = Counter()  # batches each key went into without completing
+
+    async def __call__(self) -> list[dict]:
+        for call in self.calls:
+            record = self.cache.get(call.key)
+            if record is not None:
+                value, status = parse_answer(record.get("raw"), self.answer,
+                                             bool(record.get("truncated")))
+                self.results[call.key] = {**record, "value": value, "status": status,
+                                          "cached": True}
+        running = await self.reattach()
+        cached = len(self.results)
+        log.info("%s: %d calls, %d in the cache, %d in %d batch(es) already submitted", self.label,
+                 len(self.calls), cached, sum(len(e["keys"]) for e in running), len(running))
+        while not self.stop.is_set():
+            waiting = {k for e in running for k in e["keys"]}
+            missing = [c for c in self.calls if c.key not in self.results
+                       and c.key not in waiting]
+            leftovers = [c for c in missing if self.tries[c.key]]
+            if leftovers and self.endpoint.batch_leftovers == "sync":
+                for result in await self.send_one_by_one(leftovers):
+                    self.results[result["key"]] = result
+                missing = [c for c in missing if c.key not in self.results]
+            for chunk in chunks(missing, self.endpoint.batch_max_requests):
+                entry = await self.submit(chunk)
+                if entry is None:
+                    break
+                running.append(entry)
+            if not running:
+                break
+            states = await self.wait(running)
+            ended = [e for e in running if states.get(e["batch"], {}).get("status") in TERMINAL]
+            for entry in ended:
+                state = states[entry["batch"]]
+                self.take_in(entry, state, await self.files(state))
+            running = [e for e in running if e not in ended]
+        left = [c for c in self.calls if c.key not in self.results]
+        if left:
+            running_ids = ", ".join(e["batch"] for e in running)
+            at_provider = (f"; batch(es) {running_ids} go on at the provider and the next run "
+                           "re-attaches to them (nothing is submitted twice)" if running else "")
+            raise Stopped(f"{self.label}: stopped ({'; '.join(dict.fromkeys(self.reason))}) with "
+                          f"{len(left)} of {len(self.calls)} calls not made{at_provider}; finished "
+                          "calls are cached: rerun to continue where it stopped")
+        return [self.results[c.key] for c in self.calls]
+
+    # --- steps ------------------------------------------------------------------------------
+    async def reattach(self) -> list[dict]:
+        """The journal's open batches, found at the provider (by id, or by metadata for a batch
+        created just before a kill); entries never created are closed."""
+        entries = self.journal.open_entries()
+        if not entries:
+            return []
+        unnamed = [e for e in entries if "batch" not in e]
+        found = {}
+        if unnamed:
+            async for batch in self.client.batches.list(limit=100):
+                local = (batch.metadata or {}).get(METADATA_KEY)
+                if local:
+                    found.setdefault(local, batch.id)
+        running = []
+        for entry in entries:
+            if "batch" not in entry and entry["local"] in found:
+                entry["batch"] = found[entry["local"]]
+                self.journal.write({"local": entry["local"], "batch": entry["batch"]})
+            if "batch" not in entry:
+                self.journal.write({"local": entry["local"], "done": "never created"})
+                self.release(entry)
+                continue
+            log.info("%s: re-attaching to batch %s (%d requests, submitted by an earlier run)",
+                     self.label, entry["batch"], len(entry["keys"]))
+            running.append(entry)
+        return running
+
+    async def submit(self, chunk: list[Call]) -> dict | None:
+        """Reserve, upload, journal, create, journal; None when ``max_cost`` leaves no room."""
+        estimate = float(sum(self.budget.estimate(c) for c in chunk))
+        ticket = self.budget.reserve_cost(estimate, lasting=True)
+        if ticket is None:
+            self.reason.append(self.budget.describe())
+            self.stop.set()
+            return None
+        local = uuid.uuid4().hex
+        entry = {"local": local, "keys": [c.key for c in chunk], "estimate": estimate,
+                 "ticket": ticket if isinstance(ticket, str) else None,
+                 "endpoint": self.endpoint.name, "time": time.time()}
+        try:
+            uploaded = await self.client.files.create(
+                file=(f"polyjudge-{local}.jsonl", request_lines(chunk, self.endpoint)),
+                purpose="batch")
+            self.journal.write({**entry, "file": uploaded.id})
+            batch = await self.client.batches.create(
+                input_file_id=uploaded.id, endpoint=URL,
+                completion_window=self.endpoint.batch_completion_window,
+                metadata={METADATA_KEY: local})
+        except Exception as exc:  # noqa: BLE001 - one message for every way creating fails
+            if local not in self.journal.entries():  # not uploaded: nothing can be running
+                self.budget.release(ticket)
+            raise self.endpoint_error("creating a batch", exc) from None
+        self.journal.write({"local": local, "batch": batch.id})
+        log.info("%s: batch %s created with %d requests (estimated $%.4f at batch prices)",
+                 self.label, batch.id, len(chunk), estimate)
+        return {**entry, "file": uploaded.id, "batch": batch.id}
+
+    async def wait(self, running: list[dict]) -> dict[str, dict]:
+        """Poll until every batch has ended or the run is told to stop; a progress line every
+        ``progress_interval`` seconds and at every change of status."""
+        delay, started = self.endpoint.batch_poll_interval, time.monotonic()
+        shown, failures = 0.0, 0
+        states: dict[str, dict] = {}
+        seen: dict[str, str] = {}
+        while True:
+            for entry in running:
+                if states.get(entry["batch"], {}).get("status") in TERMINAL:
+                    continue
+                try:
+                    states[entry["batch"]] = (await self.client.batches.retrieve(entry["batch"])
+                                              ).model_dump()
+                    failures = 0
+                except Exception as exc:  # noqa: BLE001 - polled again, up to max_attempts
+                    failures += 1
+                    if failures >= self.policy.max_attempts or getattr(
+                            exc, "status_code", None) in (401, 403, 404):
+                        raise self.endpoint_error(f"polling batch {entry['batch']}", exc) from None
+                    log.warning("%s: polling batch %s failed (%s); trying again", self.label,
+                                entry["batch"], type(exc).__name__)
+            now = time.monotonic()
+            changed = any(seen.get(i) != s["status"] for i, s in states.items())
+            seen = {i: s["status"] for i, s in states.items()}
+            if changed or now - shown >= self.interval:
+                created = [s["created_at"] for s in states.values() if s.get("created_at")]
+                waited = time.time() - min(created) if created else now - started
+                log.info(progress_line(self.label, list(states.values()), max(0.0, waited)))
+                shown = now
+            if len(states) == len(running) and all(s["status"] in TERMINAL
+                                                   for s in states.values()):
+                return states
+            await pause(delay, self.stop)
+            if self.stop.is_set():
+                return states
+            delay = min(delay * 1.5, self.endpoint.batch_poll_max)
+
+    async def files(self, state: dict) -> tuple[str, str]:
+        texts = []
+        for field in ("output_file_id", "error_file_id"):
+            if not state.get(field):
+                texts.append("")
+                continue
+            try:
+                texts.append((await self.client.files.content(state[field])).text)
+            except Exception as exc:  # noqa: BLE001
+                raise self.endpoint_error(f"reading batch {state['id']}'s {field}", exc) from None
+        return texts[0], texts[1]
+
+    def take_in(self, entry: dict, state: dict, files: tuple[str, str]) -> None:
+        """Cost, cache and results of an ended batch; what it did not complete is left over."""
+        batch = state["id"]
+        if state["status"] == "failed":
+            errors = ((state.get("errors") or {}).get("data") or [])
+            detail = "; ".join(f"line {e.get('line')}: {e.get('message')}" for e in errors[:3])
+            self.journal.write({"local": entry["local"], "done": "failed"})
+            self.release(entry)
+            raise BatchError(f"{self.label}: the provider refused batch {batch} "
+                             f"({detail or 'no reason given'}); nothing in it was run or paid")
+        output = read_result_lines(files[0], batch, "output")
+        errors = read_result_lines(files[1], batch, "error")
+        keys = set(entry["keys"])
+        records, cost = [], 0.0
+        for line in output:
+            response = line.get("response") or {}
+            if line["custom_id"] not in keys:
+                continue
+            if response.get("status_code") == 200 and isinstance(response.get("body"), dict):
+                record = reply_record(line["custom_id"], self.endpoint, response["body"],
+                                      self.answer, batch=batch)
+                records.append(record)
+                cost += record["cost"]
+            else:
+                errors.append(line)
+        # paid: counted before it is cached (a kill in between over-counts, never under-counts)
+        ticket = entry.get("ticket")
+        if ticket is not None:
+            self.budget.settle(ticket, cost)
+        else:
+            self.budget.add(cost)
+        for record in records:
+            if self.cache.get(record["key"]) is None:
+                self.cache.put(record)
+            self.results.setdefault(record["key"], {**record, "cached": False})
+        unfinished = 0
+        for line in errors:
+            key = line["custom_id"]
+            if key not in keys or key in self.results:
+                continue
+            code, message = line_error(line)
+            if code in UNFINISHED:
+                continue
+            self.results[key] = {"key": key, "endpoint": self.endpoint.name, "status": FAILED,
+                                 "error": f"batch {batch}: {code} {message}".strip(),
+                                 "attempts": 1, "cached": False}
+        for key in keys - set(self.results):
+            self.tries[key] += 1
+            unfinished += 1
+            if self.tries[key] >= self.policy.max_attempts:
+                self.results[key] = {"key": key, "endpoint": self.endpoint.name,
+                                     "status": FAILED, "attempts": self.tries[key],
+                                     "error": f"not completed in {self.tries[key]} batches",
+                                     "cached": False}
+        failed = sum(self.results.get(k, {}).get("status") == FAILED for k in keys)
+        self.journal.write({"local": entry["local"], "done": state["status"]})
+        log.info("%s: batch %s %s: %d results ($%.4f), %d failed, %d not completed%s",
+                 self.label, batch, state["status"], len(records), cost, failed, unfinished,
+                 " (sent again)" if unfinished else "")
+
+    # --- helpers ----------------------------------------------------------------------------
+    def release(self, entry: dict) -> None:
+        if entry.get("ticket") is not None:
+            self.budget.release(entry["ticket"])
+
+    def endpoint_error(self, doing: str, exc: Exception) -> EndpointError:
+        status = getattr(exc, "status_code", None)
+        return BatchError(f"endpoint {self.endpoint.name!r} ({self.endpoint.base_url}, model "
+                          f"{self.endpoint.model}): {doing} failed with {type(exc).__name__}"
+                          f"{' ' + str(status) if status else ''}: {exc}; batches already "
+                          f"created are in {self.journal.path} and the next run re-attaches")
+
+
+async def run_batches(calls: list[Call], endpoint: Endpoint, cache: CallCache,
+                      answer: AnswerFormat, budget: Budget, label: str, client,
+                      stop: asyncio.Event, reason: list, policy: RetryPolicy,
+                      progress_interval: float, send_one_by_one) -> list[dict]:
+    """Results of ``calls`` in order, made in batch jobs (see the module docstring);
+    ``send_one_by_one(calls)`` sends leftovers synchronously with ``batch_leftovers: sync``."""
+    return await _Run(calls, endpoint, cache, answer, budget, label, client, stop, reason, policy,
+                      progress_interval, send_one_by_one)()
