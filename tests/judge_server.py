@@ -20,16 +20,34 @@ sleeps before answering, ``length`` answers a cut-off reply with finish_reason `
 ``latency`` delays every answer (calls stay in flight that long).
 Usage is counted per model for every 200 reply; ``log`` lists every request (body hash, model,
 status).
+
+The OpenAI Batch protocol too: ``POST /v1/files`` (multipart, purpose ``batch``),
+``GET /v1/files/{id}/content``, ``POST /v1/batches``, ``GET /v1/batches/{id}``,
+``GET /v1/batches`` (newest first, ``after`` / ``limit``), ``POST /v1/batches/{id}/cancel``. A
+batch is run by a thread of its own from the moment it is created, so it completes whether or
+not anyone polls; each request is answered as the same request sent alone (``reply``, usage
+counted, the ``length`` fault kept; 429 / 500 / slow are for requests sent alone). Knobs:
+``batch_delay`` (seconds before the first request runs), ``batch_request_delay`` (per request),
+``batch_errors`` (rate of planted per-request errors, drawn from the ``custom_id``),
+``batch_expire`` (a batch expires after that share of its requests) for the first
+``batch_expire_batches`` batches (None: all), ``batch_malformed`` (the output file's second line
+is cut in half). ``batch_log`` lists every request a batch ran (batch, custom_id, body hash,
+model, status); ``log`` gets the same line, so "no request answered twice" covers both ways.
+The body hash is the SHA-256 of the request's bytes as sent alone, and of the canonical JSON of
+the body (sorted keys) in a batch.
 """
 from __future__ import annotations
 
+import email.policy
 import hashlib
 import json
 import re
 import threading
 import time
 from collections import Counter, defaultdict
+from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
 
 from polyjudge.analyses import judge_ls
 
@@ -47,9 +65,19 @@ def tokens(text: str) -> int:
     return len(text) // 4 + 1
 
 
+def body_hash(body: dict) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def _not_found(what: str):
+    return 404, {"error": {"message": f"{what} not found", "type": "invalid_request_error"}}, {}
+
+
 class JudgeServer:
     def __init__(self, pairwise=None, pointwise=None, faults=None, unparseable=None,
-                 retry_after=0.05, slow_seconds=0.2, api_key=None, latency=0.0):
+                 retry_after=0.05, slow_seconds=0.2, api_key=None, latency=0.0, batch_delay=0.0,
+                 batch_request_delay=0.0, batch_errors=0.0, batch_expire=None,
+                 batch_expire_batches=None, batch_malformed=False):
         self.pairwise = pairwise or {}
         self.pointwise = pointwise or {}
         self.faults = faults or {}
@@ -61,6 +89,13 @@ class JudgeServer:
         self.seen = Counter()
         self.usage = defaultdict(lambda: {"requests": 0, "input_tokens": 0, "output_tokens": 0})
         self.authorization = set()
+        self.batch_delay, self.batch_request_delay = batch_delay, batch_request_delay
+        self.batch_errors, self.batch_expire = batch_errors, batch_expire
+        self.batch_expire_batches, self.batch_malformed = batch_expire_batches, batch_malformed
+        self.files: dict[str, dict] = {}
+        self.batches: dict[str, dict] = {}
+        self.batch_log: list[dict] = []
+        self.batch_created = 0
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -72,10 +107,20 @@ class JudgeServer:
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                status, payload, headers = server.handle(body, self.headers)
-                data = json.dumps(payload).encode()
+                if self.path.rstrip("/").endswith("/chat/completions"):
+                    self.answer(*server.handle(body, self.headers))
+                else:
+                    self.answer(*server.batch_api("POST", self.path, body, self.headers))
+
+            def do_GET(self):
+                self.answer(*server.batch_api("GET", self.path, b"", self.headers))
+
+            def answer(self, status, payload, headers):
+                raw = isinstance(payload, bytes)
+                data = payload if raw else json.dumps(payload).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type",
+                                 "application/octet-stream" if raw else "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 for key, value in headers.items():
                     self.send_header(key, value)
@@ -172,14 +217,7 @@ class JudgeServer:
             self.authorization.add(headers.get("Authorization"))
         if self.api_key is not None and headers.get("Authorization") != f"Bearer {self.api_key}":
             return self._logged(digest, model, 401, {"error": {"message": "bad key"}}, {})
-        u = uniform(digest, "fault")
-        rates = self.faults
-        edges = {}
-        total = 0.0
-        for kind in ("429", "500", "slow", "length"):
-            edges[kind] = (total, total + rates.get(kind, 0.0))
-            total += rates.get(kind, 0.0)
-        fault = next((k for k, (lo, hi) in edges.items() if lo <= u < hi), None)
+        fault = self.fault_of(digest)
         if fault == "429" and first:
             return self._logged(digest, model, 429, {"error": {"message": "rate limited"}},
                                 {"Retry-After": str(self.retry_after)})
@@ -189,24 +227,209 @@ class JudgeServer:
             time.sleep(self.slow_seconds)
         if self.latency:
             time.sleep(self.latency)
+        return self._logged(digest, model, 200, self.completion(request, digest, fault), {})
+
+    def completion(self, request: dict, digest: str, fault: str | None) -> dict:
+        """The chat.completion object answering ``request``, with its usage counted."""
+        model = request["model"]
         text = self.reply(request)
         finish = "stop"
         if fault == "length" and model != "echo":
             text, finish = text[: max(1, len(text) // 3)], "length"
         prompt_tokens = sum(tokens(m["content"]) for m in request["messages"])
         completion_tokens = tokens(text)
-        payload = {"id": "chatcmpl-" + digest[:12], "object": "chat.completion", "created": 0,
-                   "model": model,
-                   "choices": [{"index": 0, "finish_reason": finish,
-                                "message": {"role": "assistant", "content": text}}],
-                   "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                             "total_tokens": prompt_tokens + completion_tokens}}
         with self.lock:
             usage = self.usage[model]
             usage["requests"] += 1
             usage["input_tokens"] += prompt_tokens
             usage["output_tokens"] += completion_tokens
-        return self._logged(digest, model, 200, payload, {})
+        return {"id": "chatcmpl-" + digest[:12], "object": "chat.completion", "created": 0,
+                "model": model,
+                "choices": [{"index": 0, "finish_reason": finish,
+                             "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                          "total_tokens": prompt_tokens + completion_tokens}}
+
+    def fault_of(self, digest: str) -> str | None:
+        u = uniform(digest, "fault")
+        total = 0.0
+        for kind in ("429", "500", "slow", "length"):
+            if total <= u < total + self.faults.get(kind, 0.0):
+                return kind
+            total += self.faults.get(kind, 0.0)
+        return None
+
+    # --- the Batch protocol -----------------------------------------------------------------
+    def batch_api(self, method: str, path: str, body: bytes, headers):
+        if self.api_key is not None and headers.get("Authorization") != f"Bearer {self.api_key}":
+            return 401, {"error": {"message": "bad key"}}, {}
+        url = urlsplit(path)
+        parts = [p for p in url.path.split("/") if p][1:]  # after /v1
+        query = parse_qs(url.query)
+        with self.lock:
+            if method == "POST" and parts == ["files"]:
+                return self._upload(body, headers.get("Content-Type", ""))
+            if method == "GET" and len(parts) == 3 and parts[0] == "files" and parts[2] == "content":
+                file = self.files.get(parts[1])
+                return (200, file["data"], {}) if file else _not_found(f"file {parts[1]}")
+            if method == "GET" and len(parts) == 2 and parts[0] == "files":
+                file = self.files.get(parts[1])
+                return (200, file["object"], {}) if file else _not_found(f"file {parts[1]}")
+            if method == "POST" and parts == ["batches"]:
+                return self._create(json.loads(body or b"{}"))
+            if method == "GET" and parts == ["batches"]:
+                return self._list(int(query.get("limit", ["20"])[0]),
+                                  query.get("after", [None])[0])
+            if parts[:1] == ["batches"] and len(parts) >= 2:
+                batch = self.batches.get(parts[1])
+                if batch is None:
+                    return _not_found(f"batch {parts[1]}")
+                if method == "GET" and len(parts) == 2:
+                    return 200, dict(batch), {}
+                if method == "POST" and parts[2:] == ["cancel"]:
+                    if batch["status"] in ("validating", "in_progress"):
+                        batch.update(status="cancelling", cancelling_at=int(time.time()))
+                    return 200, dict(batch), {}
+        return _not_found(path)
+
+    def _upload(self, body: bytes, content_type: str):
+        message = BytesParser(policy=email.policy.HTTP).parsebytes(
+            b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body)
+        fields = {}
+        for part in message.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            fields[name] = (part.get_filename(), part.get_payload(decode=True))
+        if fields.get("purpose", (None, b""))[1] != b"batch" or "file" not in fields:
+            return 400, {"error": {"message": "purpose must be batch, with a file"}}, {}
+        name, data = fields["file"]
+        file_id = "file-" + hashlib.sha256(data + str(len(self.files)).encode()).hexdigest()[:24]
+        self.files[file_id] = {"data": data, "object": {
+            "id": file_id, "object": "file", "bytes": len(data), "created_at": int(time.time()),
+            "filename": name, "purpose": "batch", "status": "processed"}}
+        return 200, self.files[file_id]["object"], {}
+
+    def _create(self, request: dict):
+        if request.get("input_file_id") not in self.files:
+            return 400, {"error": {"message": f"no file {request.get('input_file_id')}"}}, {}
+        if request.get("endpoint") != "/v1/chat/completions":
+            return 400, {"error": {"message": "endpoint must be /v1/chat/completions"}}, {}
+        if request.get("completion_window") != "24h":
+            return 400, {"error": {"message": "completion_window must be 24h"}}, {}
+        self.batch_created += 1
+        number = self.batch_created
+        batch_id = f"batch_{number:04d}" + hashlib.sha256(str(time.time_ns()).encode()
+                                                          ).hexdigest()[:8]
+        now = int(time.time())
+        batch = {"id": batch_id, "object": "batch", "endpoint": request["endpoint"],
+                 "errors": None, "input_file_id": request["input_file_id"],
+                 "completion_window": "24h", "status": "validating", "output_file_id": None,
+                 "error_file_id": None, "created_at": now, "in_progress_at": None,
+                 "expires_at": now + 86400, "finalizing_at": None, "completed_at": None,
+                 "failed_at": None, "expired_at": None, "cancelling_at": None,
+                 "cancelled_at": None,
+                 "request_counts": {"total": 0, "completed": 0, "failed": 0},
+                 "metadata": request.get("metadata")}
+        self.batches[batch_id] = batch
+        expires = self.batch_expire is not None and (self.batch_expire_batches is None
+                                                     or number <= self.batch_expire_batches)
+        threading.Thread(target=self._work, args=(batch, expires), daemon=True).start()
+        return 200, dict(batch), {}
+
+    def _list(self, limit: int, after: str | None):
+        ids = list(self.batches)[::-1]
+        start = ids.index(after) + 1 if after in ids else 0
+        page = [dict(self.batches[i]) for i in ids[start:start + limit]]
+        return 200, {"object": "list", "data": page,
+                     "first_id": page[0]["id"] if page else None,
+                     "last_id": page[-1]["id"] if page else None,
+                     "has_more": start + limit < len(ids)}, {}
+
+    def _work(self, batch: dict, expires: bool):
+        """Validate, then answer every request (a thread per batch), then write the files."""
+        lines = self.files[batch["input_file_id"]]["data"].decode().splitlines()
+        requests, problems = [], []
+        for number, line in enumerate(lines, 1):
+            try:
+                entry = json.loads(line)
+                ok = (isinstance(entry.get("body"), dict) and entry.get("method") == "POST"
+                      and entry.get("url") == "/v1/chat/completions"
+                      and isinstance(entry.get("custom_id"), str))
+            except (ValueError, AttributeError):
+                ok, entry = False, {}
+            if not ok or entry["custom_id"] in {r["custom_id"] for r in requests}:
+                problems.append({"code": "invalid_request", "line": number,
+                                 "message": "not a request line (custom_id, method POST, "
+                                            "url /v1/chat/completions, body), or a custom_id "
+                                            "used twice"})
+            else:
+                requests.append(entry)
+        with self.lock:
+            if problems:
+                batch.update(status="failed", failed_at=int(time.time()),
+                             errors={"object": "list", "data": problems})
+                return
+            batch.update(status="in_progress", in_progress_at=int(time.time()))
+            batch["request_counts"] = {"total": len(requests), "completed": 0, "failed": 0}
+        time.sleep(self.batch_delay)
+        limit = int(self.batch_expire * len(requests)) if expires else len(requests)
+        output, errors = [], []
+        for index, entry in enumerate(requests):
+            with self.lock:
+                cancelling = batch["status"] == "cancelling"
+            if index >= limit or cancelling:
+                code = "batch_cancelled" if cancelling else "batch_expired"
+                errors.extend({"id": f"batch_req_{batch['id']}_{i}", "custom_id": e["custom_id"],
+                               "response": None, "error": {"code": code, "message":
+                                                           f"not run: {code}"}}
+                              for i, e in enumerate(requests[index:], index))
+                break
+            time.sleep(self.batch_request_delay)
+            body, custom_id = entry["body"], entry["custom_id"]
+            digest = body_hash(body)
+            line = {"id": f"batch_req_{batch['id']}_{index}", "custom_id": custom_id,
+                    "error": None}
+            if uniform(custom_id, "batch_error") < self.batch_errors:
+                status = 400
+                line["response"] = {"status_code": 400, "request_id": digest[:16], "body": {
+                    "error": {"message": "planted request error",
+                              "type": "invalid_request_error", "code": "planted_error"}}}
+                errors.append(line)
+            else:
+                status = 200
+                fault = "length" if self.fault_of(digest) == "length" else None
+                line["response"] = {"status_code": 200, "request_id": digest[:16],
+                                    "body": self.completion(body, digest, fault)}
+                output.append(line)
+            with self.lock:
+                self.batch_log.append({"batch": batch["id"], "custom_id": custom_id,
+                                       "body": digest, "model": body.get("model"),
+                                       "status": status})
+                self.log.append({"body": digest, "model": body.get("model"), "status": status,
+                                 "batch": batch["id"]})
+                batch["request_counts"]["completed" if status == 200 else "failed"] += 1
+        texts = [json.dumps(line) for line in output]
+        if self.batch_malformed and len(texts) > 1:
+            texts[1] = texts[1][: len(texts[1]) // 2]
+        with self.lock:
+            batch.update(status="finalizing", finalizing_at=int(time.time()))
+            for field, rows in (("output_file_id", texts),
+                                ("error_file_id", [json.dumps(e) for e in errors])):
+                if rows:
+                    file_id = f"file-{field[:3]}-{batch['id']}"
+                    data = ("\n".join(rows) + "\n").encode()
+                    self.files[file_id] = {"data": data, "object": {
+                        "id": file_id, "object": "file", "bytes": len(data),
+                        "created_at": int(time.time()), "filename": f"{file_id}.jsonl",
+                        "purpose": "batch_output", "status": "processed"}}
+                    batch[field] = file_id
+            now = int(time.time())
+            if batch["status"] == "cancelling" or any(
+                    e["error"] and e["error"]["code"] == "batch_cancelled" for e in errors):
+                batch.update(status="cancelled", cancelled_at=now)
+            elif limit < len(requests):
+                batch.update(status="expired", expired_at=now)
+            else:
+                batch.update(status="completed", completed_at=now)
 
     def _logged(self, digest, model, status, payload, headers):
         with self.lock:

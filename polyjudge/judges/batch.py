@@ -167,6 +167,7 @@ class _Run:
                                              bool(record.get("truncated")))
                 self.results[call.key] = {**record, "value": value, "status": status,
                                           "cached": True}
+        self.capped = False
         running = await self.reattach()
         cached = len(self.results)
         log.info("%s: %d calls, %d in the cache, %d in %d batch(es) already submitted", self.label,
@@ -176,11 +177,12 @@ class _Run:
             missing = [c for c in self.calls if c.key not in self.results
                        and c.key not in waiting]
             leftovers = [c for c in missing if self.tries[c.key]]
-            if leftovers and self.endpoint.batch_leftovers == "sync":
+            if leftovers and self.endpoint.batch_leftovers == "sync" and not self.capped:
                 for result in await self.send_one_by_one(leftovers):
                     self.results[result["key"]] = result
                 missing = [c for c in missing if c.key not in self.results]
-            for chunk in chunks(missing, self.endpoint.batch_max_requests):
+            for chunk in chunks(missing if not self.capped else [],
+                                self.endpoint.batch_max_requests):
                 entry = await self.submit(chunk)
                 if entry is None:
                     break
@@ -193,6 +195,8 @@ class _Run:
                 state = states[entry["batch"]]
                 self.take_in(entry, state, await self.files(state))
             running = [e for e in running if e not in ended]
+        if self.capped:
+            self.stop.set()  # the other sets stop too, as at a call that does not fit
         left = [c for c in self.calls if c.key not in self.results]
         if left:
             running_ids = ", ".join(e["batch"] for e in running)
@@ -235,9 +239,9 @@ class _Run:
         """Reserve, upload, journal, create, journal; None when ``max_cost`` leaves no room."""
         estimate = float(sum(self.budget.estimate(c) for c in chunk))
         ticket = self.budget.reserve_cost(estimate, lasting=True)
-        if ticket is None:
+        if ticket is None:  # the batches already created are waited for, as calls in flight are
             self.reason.append(self.budget.describe())
-            self.stop.set()
+            self.capped = True
             return None
         local = uuid.uuid4().hex
         entry = {"local": local, "keys": [c.key for c in chunk], "estimate": estimate,
