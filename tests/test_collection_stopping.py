@@ -155,6 +155,53 @@ def test_retire_stops_calling_a_judge_whose_pairs_are_settled(tmp_path):
     assert not rounds.iloc[-1]["stop"] and "scorer_x vs scorer_y" in rounds.iloc[-1]["undecided"]
 
 
+BATCH = {"batch": True, "batch_poll_interval": 0.02, "batch_poll_max": 0.05}
+
+
+@pytest.mark.slow
+def test_batch_rounds_decide_as_rounds_one_by_one_do_at_half_the_cost(tmp_path):
+    # the retirement set-up in batch jobs, with 2 shards: one batch per judge per round, the same
+    # rounds, stops and retirements as calls one by one, usage at batch prices
+    scorers = {**SCORERS, "scorer_z": {"en": 2, "zh": 2, "es": 2}}
+    stop = {"decisions": ["calibrated"], "epsilon": 0.02, "round_items": 8, "min_items": 8,
+            "retire": True}
+    runs = {}
+    for batch in (False, True):
+        folder = tmp_path / ("batch" if batch else "sync")
+        folder.mkdir()
+        with JudgeServer(pointwise=scorers, api_key=SECRET) as server:
+            config = stop_config(folder, server.base_url, stop, n_items=48, shards=2)
+            config["endpoints"]["scorer_z"] = {**config["endpoints"]["scorer_y"],
+                                               "model": "scorer_z"}
+            for endpoint in config["endpoints"].values():
+                endpoint.update(BATCH if batch else {})
+            config["panels"]["pw"]["collect"]["judges"] = list(scorers)
+            config["panels"]["pw"]["backbones"] = list(scorers)
+            snakemake(folder, config, "results/pw/collect/stopping.csv",
+                      "results/pw/collect/usage.csv")
+            runs[batch] = (pd.read_csv(folder / "results/pw/collect/stopping.csv"),
+                           pd.read_csv(folder / "results/pw/collect/usage.csv"), server)
+    (sync, sync_usage, _), (rounds, usage, server) = runs[False], runs[True]
+    decided = ["round", "items", "calls", "stop", "reason", "undecided_pairs", "active_judges"]
+    pd.testing.assert_frame_equal(rounds[decided], sync[decided])
+    assert rounds["cost_usd"].to_numpy() == pytest.approx(sync["cost_usd"].to_numpy() / 2)
+    # one batch per active judge per round, each with the round's whole block
+    per_round = rounds["active_judges"].str.split("; ").map(len)
+    assert server.batch_created == per_round.sum()
+    assert sum(u["requests"] for u in server.usage.values()) == len(server.batch_log)
+    sizes = sorted(pd.Series([e["batch"] for e in server.batch_log]).value_counts())
+    assert sizes == sorted([8 * 3 * 2] * per_round.sum())
+    # scorer_z retired: fewer requests than the full design, each request run once
+    assert len(server.batch_log) == rounds.iloc[-1]["calls"] < 48 * 3 * 2 * 3
+    assert pd.Series([e["custom_id"] for e in server.batch_log]).is_unique
+    total = usage[usage["endpoint"] == "total"]["cost_usd"].iloc[0]
+    expected = sum((u["input_tokens"] * PRICES.get(m, PRICES["scorer_y"])[0]
+                    + u["output_tokens"] * PRICES.get(m, PRICES["scorer_y"])[1]) / 2e6
+                   for m, u in server.usage.items())
+    assert total == pytest.approx(expected) == pytest.approx(
+        sync_usage[sync_usage["endpoint"] == "total"]["cost_usd"].iloc[0] / 2)
+
+
 def design_cost(n_items, judge):
     """The plan's estimate of one judge's full design (every item, language and side)."""
     p_in, p_out = PRICES[judge]
@@ -169,8 +216,10 @@ def design_cost(n_items, judge):
 
 
 @pytest.mark.slow
-def test_max_cost_holds_across_eight_parallel_shards(tmp_path):
+@pytest.mark.parametrize("batch", [False, True], ids=["one_by_one", "batch"])
+def test_max_cost_holds_across_eight_parallel_shards(tmp_path, batch):
     n_items, concurrency, judge = 100, 2, "scorer_x"
+    # in batch jobs the cap buys twice the calls; batches of 5 are what is in flight per shard
     cap = design_cost(n_items, judge) / 10
     with JudgeServer(pointwise=SCORERS, api_key=SECRET, latency=0.03) as server:
         config = collection_config(tmp_path, server.base_url, n_pointwise=n_items, shards=8,
@@ -181,11 +230,14 @@ def test_max_cost_holds_across_eight_parallel_shards(tmp_path):
             **plain["collect"], "stop": {"beta_halfwidth": 0.01, "round_items": n_items}}}
         for endpoint in config["endpoints"].values():
             endpoint["max_concurrency"] = concurrency
+            if batch:
+                endpoint.update(BATCH, batch_max_requests=concurrency)
         result = snakemake(tmp_path, config, "--cores", "8", "--keep-going",
                            "results/pw/collect/usage.csv", "results/pws/collect/stopping.csv",
                            check=False)
         assert result.returncode != 0  # both stop at the cap
-    in_flight = 8 * concurrency  # shards x calls in flight per shard
+        assert bool(server.batch_created) == batch
+    in_flight = 8 * concurrency  # shards x calls (or requests of open batches) in flight
     largest = max(r["cost"] for panel in ("pw", "pws") for r in cache_records(tmp_path, panel))
     for panel in ("pw", "pws"):
         spend = spent(tmp_path / "cache", panel)
