@@ -1,7 +1,8 @@
 """The plan's forecast for a collection with a stopping target: the full design's calls and cost
 (from plan.csv) beside the calls and cost expected to reach the target (median and 90th
 percentile over simulated collections), and for a `decisions` target also when settled judges
-are retired; every cost at list price and at the endpoints' batch prices. From the pilot
+are retired; every cost at list price and at the endpoints' batch prices, and with batch
+endpoints the longest wait (a completion window per round). From the pilot
 round's scores or an earlier panel's (`stop.forecast_from`). Calls nothing: without a pilot or
 an earlier panel it says how to get one."""
 import logging
@@ -17,7 +18,7 @@ from polyjudge.scripting import run_step, write_csv
 log = logging.getLogger("polyjudge.collect")
 COSTS = ["cost_usd", "batch_cost_usd"]
 COLUMNS = ["panel", "scenario", "items", "calls", *COSTS, "fraction_of_design", "rounds",
-           "source", "target", "note"]
+           "batch_wait_hours", "source", "target", "note"]
 
 
 def source_scores(smk, order, languages, judges):
@@ -93,6 +94,9 @@ def main(smk):
                              "rounds": int(np.searchsorted(ends, n) + 1), "source": source,
                              "note": note})
     table = pd.DataFrame(rows).assign(panel=name, target=target_text).reindex(columns=COLUMNS)
+    # with batch endpoints each round waits up to the completion window (plan.csv's longest)
+    window = float(plan["batch_wait_hours"].max()) if len(plan) else 0.0
+    table["batch_wait_hours"] = table["rounds"] * window
     log.info("forecast of %s (%s):\n%s", name, target_text,
              table.drop(columns=["panel", "target", "source", "note"]).to_string(index=False))
     write_csv(table, smk.output.forecast)
