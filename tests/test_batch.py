@@ -243,3 +243,16 @@ def test_journal_merges_events_and_skips_a_torn_line(tmp_path):
     assert journal.open_entries() == [{"local": "a", "keys": ["k1"], "file": "file-1",
                                        "batch": "batch_a"}]
     assert json.loads(journal.path.read_text().splitlines()[0])["local"] == "a"
+
+
+def test_a_journal_batch_the_provider_does_not_know_is_sent_again(tmp_path):
+    with JudgeServer(pointwise={"scorer_x": {}}) as server:
+        judge = endpoint(server)
+        Journal(tmp_path / "batches-cache.jsonl").write(
+            {"local": "old", "keys": [c.key for c in calls_for(judge)], "file": "file-x",
+             "batch": "batch_from_another_account", "ticket": None, "estimate": 0.0})
+        results = run(server, tmp_path)
+        assert all(r["status"] == "ok" for r in results) and server.batch_created == 1
+        entries = Journal(tmp_path / "batches-cache.jsonl").entries()
+        assert entries["old"]["done"] == "not found" and not any(
+            "done" not in e for e in entries.values())

@@ -41,7 +41,8 @@ from .runner import (Budget, Call, EndpointError, RetryPolicy, Stopped, pause, r
 log = logging.getLogger("polyjudge.judges")
 
 URL = "/v1/chat/completions"
-TERMINAL = ("completed", "expired", "cancelled", "failed")
+NOT_FOUND = "not found"
+TERMINAL = ("completed", "expired", "cancelled", "failed", NOT_FOUND)
 UNFINISHED = ("batch_expired", "batch_cancelled")
 """Error codes of requests a batch did not get to: they go into the next batch."""
 METADATA_KEY = "polyjudge_journal"
@@ -158,6 +159,7 @@ class _Run:
         self.journal = Journal(journal_path(cache))
         self.results: dict[str, dict] = {}
         self.tries: Counter = Counter()  # batches each key went into without completing
+        self.capped = False  # max_cost left no room for a batch
 
     async def __call__(self) -> list[dict]:
         for call in self.calls:
@@ -167,7 +169,6 @@ class _Run:
                                              bool(record.get("truncated")))
                 self.results[call.key] = {**record, "value": value, "status": status,
                                           "cached": True}
-        self.capped = False
         running = await self.reattach()
         cached = len(self.results)
         log.info("%s: %d calls, %d in the cache, %d in %d batch(es) already submitted", self.label,
@@ -183,7 +184,7 @@ class _Run:
                 missing = [c for c in missing if c.key not in self.results]
             for chunk in chunks(missing if not self.capped else [],
                                 self.endpoint.batch_max_requests):
-                entry = await self.submit(chunk)
+                entry = None if self.stop.is_set() else await self.submit(chunk)
                 if entry is None:
                     break
                 running.append(entry)
@@ -216,8 +217,11 @@ class _Run:
             return []
         unnamed = [e for e in entries if "batch" not in e]
         found = {}
-        if unnamed:
+        if unnamed:  # newest first, back to an hour before the oldest unnamed entry
+            oldest = min(float(e.get("time", 0.0)) for e in unnamed) - 3600
             async for batch in self.client.batches.list(limit=100):
+                if batch.created_at < oldest:
+                    break
                 local = (batch.metadata or {}).get(METADATA_KEY)
                 if local:
                     found.setdefault(local, batch.id)
@@ -281,9 +285,12 @@ class _Run:
                                               ).model_dump()
                     failures = 0
                 except Exception as exc:  # noqa: BLE001 - polled again, up to max_attempts
+                    if getattr(exc, "status_code", None) == 404:  # gone: its requests go again
+                        states[entry["batch"]] = {"id": entry["batch"], "status": NOT_FOUND}
+                        continue
                     failures += 1
                     if failures >= self.policy.max_attempts or getattr(
-                            exc, "status_code", None) in (401, 403, 404):
+                            exc, "status_code", None) in (401, 403):
                         raise self.endpoint_error(f"polling batch {entry['batch']}", exc) from None
                     log.warning("%s: polling batch %s failed (%s); trying again", self.label,
                                 entry["batch"], type(exc).__name__)
@@ -318,6 +325,13 @@ class _Run:
     def take_in(self, entry: dict, state: dict, files: tuple[str, str]) -> None:
         """Cost, cache and results of an ended batch; what it did not complete is left over."""
         batch = state["id"]
+        if state["status"] == NOT_FOUND:  # e.g. another account's: its requests are sent again
+            log.warning("%s: batch %s in %s is not known at %s; its %d requests are sent again",
+                        self.label, batch, self.journal.path, self.endpoint.base_url,
+                        len(entry["keys"]))
+            self.journal.write({"local": entry["local"], "done": NOT_FOUND})
+            self.release(entry)
+            return
         if state["status"] == "failed":
             errors = ((state.get("errors") or {}).get("data") or [])
             detail = "; ".join(f"line {e.get('line')}: {e.get('message')}" for e in errors[:3])
