@@ -28,7 +28,8 @@ batch is run by a thread of its own from the moment it is created, so it complet
 not anyone polls; each request is answered as the same request sent alone (``reply``, usage
 counted, the ``length`` fault kept; 429 / 500 / slow are for requests sent alone). Knobs:
 ``batch_delay`` (seconds before the first request runs), ``batch_request_delay`` (per request),
-``batch_errors`` (rate of planted per-request errors, drawn from the ``custom_id``),
+``batch_errors`` (rate of planted per-request errors, drawn from the ``custom_id``; a request
+it cannot answer, e.g. an unknown model, fails alone as ``invalid_request``),
 ``batch_expire`` (a batch expires after that share of its requests) for the first
 ``batch_expire_batches`` batches (None: all), ``batch_malformed`` (the output file's second line
 is cut in half). ``batch_log`` lists every request a batch ran (batch, custom_id, body hash,
@@ -133,7 +134,8 @@ class JudgeServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.httpd.handle_error = lambda request, address: None  # a client that went away
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # a 0.05 s poll: __exit__ returns at once, not after up to 0.5 s (the default)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
 
     @property
     def base_url(self) -> str:
@@ -276,7 +278,11 @@ class JudgeServer:
                 file = self.files.get(parts[1])
                 return (200, file["object"], {}) if file else _not_found(f"file {parts[1]}")
             if method == "POST" and parts == ["batches"]:
-                return self._create(json.loads(body or b"{}"))
+                try:
+                    request = json.loads(body or b"{}")
+                except ValueError:
+                    return 400, {"error": {"message": "the body is not JSON"}}, {}
+                return self._create(request)
             if method == "GET" and parts == ["batches"]:
                 return self._list(int(query.get("limit", ["20"])[0]),
                                   query.get("after", [None])[0])
@@ -368,9 +374,12 @@ class JudgeServer:
                 batch.update(status="failed", failed_at=int(time.time()),
                              errors={"object": "list", "data": problems})
                 return
-            batch.update(status="in_progress", in_progress_at=int(time.time()))
+            if batch["status"] == "validating":  # not if cancelled meanwhile
+                batch.update(status="in_progress", in_progress_at=int(time.time()))
             batch["request_counts"] = {"total": len(requests), "completed": 0, "failed": 0}
-        time.sleep(self.batch_delay)
+        deadline = time.monotonic() + self.batch_delay
+        while time.monotonic() < deadline and batch["status"] != "cancelling":  # a prompt cancel
+            time.sleep(min(0.01, max(0.0, deadline - time.monotonic())))
         limit = int(self.batch_expire * len(requests)) if expires else len(requests)
         output, errors = [], []
         for index, entry in enumerate(requests):
@@ -395,11 +404,16 @@ class JudgeServer:
                               "type": "invalid_request_error", "code": "planted_error"}}}
                 errors.append(line)
             else:
-                status = 200
                 fault = "length" if self.fault_of(digest) == "length" else None
-                line["response"] = {"status_code": 200, "request_id": digest[:16],
-                                    "body": self.completion(body, digest, fault)}
-                output.append(line)
+                try:
+                    status, answer = 200, self.completion(body, digest, fault)
+                except Exception as exc:  # an unknown model: that request fails, not the worker
+                    status, answer = 400, {"error": {"message": f"cannot answer: {exc!r}",
+                                                     "type": "invalid_request_error",
+                                                     "code": "invalid_request"}}
+                line["response"] = {"status_code": status, "request_id": digest[:16],
+                                    "body": answer}
+                (output if status == 200 else errors).append(line)
             with self.lock:
                 self.batch_log.append({"batch": batch["id"], "custom_id": custom_id,
                                        "body": digest, "model": body.get("model"),
