@@ -90,6 +90,7 @@ rule page:
             caption="../report/page.rst",
             category="0. Results page",
         ),
+        panels="results/panels.json",
     log:
         "results/logs/page.log",
     benchmark:

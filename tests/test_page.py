@@ -154,6 +154,20 @@ def test_compare_ignores_differences_within_the_snapshot_tolerance_and_sees_rank
     assert diff["highlights"]["devai.leaderboard"][0]["columns"] == ["rank_cbc"]
 
 
+def test_compare_reads_only_the_panels_of_the_run_s_config(page_runs, tmp_path):
+    # a folder a user's own config left behind (cbc outputs of a panel not in this config)
+    run_c = shutil.copytree(page_runs["a"], tmp_path / "c")
+    shutil.copytree(run_c / "devai", run_c / "my_panel")
+    current = Results(page_runs["a"]).panels()
+    assert "my_panel" in Results(run_c).panels()  # without panels.json: every panel folder
+    (run_c / "panels.json").write_text(json.dumps({"panels": current, "config_sha256": "x"}))
+    assert Results(run_c).panels() == current
+    code = cli.main(["compare", str(page_runs["a"]), str(run_c), "-o", str(tmp_path / "d.html")])
+    data = page_json((tmp_path / "d.html").read_text(encoding="utf-8"))
+    assert code == 0 and [p["name"] for p in data["panels"]] == current
+    assert "only one run" not in data["diff"]["tolerance"]
+
+
 def test_compare_on_a_folder_without_results_says_so(tmp_path, capsys):
     code = cli.main(["compare", str(tmp_path), str(tmp_path), "-o", str(tmp_path / "d.html")])
     assert code == 2

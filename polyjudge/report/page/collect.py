@@ -92,13 +92,17 @@ class Results:
         return None if path is None else pd.read_parquet(path)
 
     def panels(self) -> list[str]:
-        """Sub-folders holding a panel's outputs, in name order (the simulation excluded)."""
+        """Sub-folders holding a panel's outputs, in name order (the simulation excluded): only
+        the panels of the run's config where ``panels.json`` (rule page) lists them, so folders
+        left by another config are not read."""
         if not self.root.is_dir():
             raise ValueError(f"{self.root}: no such results folder")
         marks = ("cbc/rankings.csv", "judge_ls/accuracy.csv", "collect/usage.csv",
                  "collect/plan.csv")
-        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and any(
-            self.path(f"{p.name}/{m}") for m in marks))
+        listed = self.json("panels.json")
+        names = (listed["panels"] if isinstance(listed, dict) and "panels" in listed
+                 else [p.name for p in self.root.iterdir() if p.is_dir()])
+        return sorted(n for n in names if any(self.path(f"{n}/{m}") for m in marks))
 
 
 LANG_BB = {"language": ["language"], "backbone": ["backbone"]}
