@@ -275,6 +275,8 @@ def test_synthetic_truth_matches_a_large_sample():
                                               suffixes=("", "_truth"))
     np.testing.assert_allclose(position["position_inconsistency"],
                                position["position_inconsistency_truth"], atol=0.01)
+    np.testing.assert_allclose(position["first_seat_rate"], position["first_seat_rate_truth"],
+                               atol=0.01)
 
 
 def test_simulation_is_seeded_and_validates_its_effects():

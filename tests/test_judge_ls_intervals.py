@@ -1,5 +1,7 @@
 """Judge-LS item-clustered intervals: the statsmodels peer, identities, and coverage of the
 planted truth over many synthetic protocols."""
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -147,6 +149,7 @@ POOLED = [("accuracy", ["judge", "condition"], "strict_accuracy", "strict"),
           ("flips", ["judge", "reference", "target"], "flip_rate", "flip"),
           ("flips", ["judge", "reference", "target"], "gold_flip_rate", "gold_flip"),
           ("position", ["judge", "condition"], "position_inconsistency", "position"),
+          ("position", ["judge", "condition"], "first_seat_rate", "first_seat"),
           ("tie_probe", ["judge", "condition"], "tie_share", "tie_share"),
           ("tie_probe", ["judge", "condition"], "non_tie_language_2_share", "non_tie")]
 
@@ -189,7 +192,7 @@ def test_clustered_intervals_cover_the_planted_values(replicated):
     assert coverage.loc["strict_accuracy", "mean"] >= 0.94, coverage
     # rows per judge copy: subsets all + two (tie probes: pooled over subsets only, fewer rows)
     many = coverage["size"] >= 3 * 2 * REPLICATES
-    assert many.sum() == 5 and (coverage.loc[many, "mean"] >= 0.93).all(), coverage
+    assert many.sum() == 6 and (coverage.loc[many, "mean"] >= 0.93).all(), coverage
     assert (coverage["mean"] >= 0.9).all(), coverage
 
 
@@ -201,3 +204,72 @@ def test_independent_intervals_pooled_over_orders_undercover(replicated):
     naive = ((low <= acc["truth"]) & (acc["truth"] <= high)).mean()
     assert 0.85 <= naive <= 0.92
     assert acc["covered"].mean() - naive >= 0.03
+
+
+# --- position preference: the first seat ----------------------------------------------------------
+@pytest.fixture(scope="module")
+def llmbar_verdicts():
+    return jl.load_llmbar(Path(__file__).resolve().parents[1] / "data" / "llmbar"
+                          / "llmbar_judge_verdicts_long.parquet")
+
+
+def first_seat_frame(pairs):
+    """A verdict table of one judge from (original, swapped) letter pairs, one item each."""
+    rows = []
+    for i, (original, swapped) in enumerate(pairs):
+        for order, letter in (("original", original), ("swapped", swapped)):
+            rows.append({"judge": "j", "condition": "en", "subset": "s", "item": str(i),
+                         "order": order, "gold": "1", "verdict": letter})
+    return pd.DataFrame(rows)[jl.VERDICT_COLUMNS]
+
+
+def test_first_seat_counts_and_tests_by_hand():
+    # A/A: the first seat both times; B/B: the second; A/B and B/A keep the content; a tie
+    pairs = [("A", "A")] * 7 + [("B", "B")] * 2 + [("A", "B")] * 5 + [("B", "A")] * 3 + [
+        ("Tie", "A")]
+    row = jl.position_table(first_seat_frame(pairs)).query("subset == 'all'").iloc[0]
+    assert (row["n_both_first"], row["n_both_second"]) == (7, 2)
+    assert row["n_decisive"] == 2 * 17 + 1 and row["n_first_seat"] == 14 + 5 + 3 + 1
+    assert row["first_seat_rate"] == pytest.approx(23 / 35)
+    assert row["position_mcnemar_p"] == pytest.approx(
+        mcnemar([[0, 7], [2, 0]], exact=True).pvalue)
+    assert row["first_seat_p"] == pytest.approx(scipy.stats.binomtest(23, 35).pvalue)
+    # the item-clustered interval is the CR1 normal interval's Wilson twin: its centre and
+    # width agree with the cluster-robust SE of the share (statsmodels, items as clusters)
+    frame = jl.normalise_choices(first_seat_frame(pairs))
+    decisive = frame.loc[frame["choice"].isin(["1", "2"])]
+    first = (decisive["choice"] == np.where(decisive["order"] == "original", "1", "2"))
+    mean, se = cluster_se(first.astype(float), decisive["item"])
+    assert mean == pytest.approx(row["first_seat_rate"])
+    width = row["first_seat_ci_high"] - row["first_seat_ci_low"]
+    assert width == pytest.approx(2 * Z * se, rel=0.1)
+
+
+def test_first_seat_share_equals_the_accuracy_table_and_judgekit_on_llmbar(llmbar_verdicts):
+    """judgekit (an item-bootstrap peer): the same share in every group, and on GPT-4 Vanilla
+    (0.512) an interval within bootstrap noise of judgekit's [0.499, 0.525]; the floored
+    design effect would give [0.478, 0.546]."""
+    from judgekit.bias import position_preference
+    from judgekit.schema import PairwiseVerdict
+
+    position = jl.position_table(llmbar_verdicts)
+    accuracy = jl.accuracy_table(llmbar_verdicts)
+    both = position.merge(accuracy.loc[accuracy["order"] == "all"],
+                          on=["judge", "condition", "subset"])
+    assert len(both) == len(position)
+    np.testing.assert_allclose(both["first_seat_rate"], both["position_a_rate"], rtol=0,
+                               atol=1e-15)
+    data = jl.normalise_choices(llmbar_verdicts)
+    data = data.loc[(data["judge"] == "GPT-4") & (data["condition"] == "Vanilla")
+                    & (data["gold"] != "Tie") & data["choice"].isin(["1", "2"])]
+    verdicts = [PairwiseVerdict(item_id=f"{s}/{i}", judge_id="GPT-4",
+                                choice="a" if c == "1" else "b", swapped=o == "swapped")
+                for s, i, c, o in zip(data["subset"], data["item"], data["choice"],
+                                      data["order"])]
+    peer = position_preference(verdicts, seed=0)
+    ours = position.query("judge == 'GPT-4' and condition == 'Vanilla' and subset == 'all'"
+                          ).iloc[0]
+    assert ours["first_seat_rate"] == pytest.approx(peer.value, abs=1e-12)
+    assert (ours["first_seat_ci_low"], ours["first_seat_ci_high"]) == pytest.approx(
+        peer.ci, abs=0.003)
+    assert ours["first_seat_ci_low"] == pytest.approx(0.499, abs=0.0005)

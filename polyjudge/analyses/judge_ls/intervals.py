@@ -62,7 +62,7 @@ def cluster_robust_variance(residual_ss, n, n_clusters):
         return np.where((g >= 2) & (n > 0), g / (g - 1) * ss / n**2, np.nan)
 
 
-def design_effect(variance, rate, n, max_cluster_size=None):
+def design_effect(variance, rate, n, max_cluster_size=None, floor: bool = True):
     """Kish design effect of a clustered proportion: ``variance / (p (1 - p) / (n - 1))``.
 
     The denominator is the variance the same estimator would have from ``n`` independent
@@ -71,12 +71,18 @@ def design_effect(variance, rate, n, max_cluster_size=None):
     the same, Parker et al. 2017, Vital Health Stat 2(175)): pairing the two orders of an item is
     not allowed to make an interval narrower than independent judgments would. 1 where it is
     undefined (p = 0 or 1) or where no cluster holds more than one judgment (``max_cluster_size``
-    <= 1); NaN where the variance is NaN.
+    <= 1); NaN where the variance is NaN. ``floor=False`` keeps a design effect below 1: for the
+    first-seat share, where the two orders of an item counterbalance the seats (a judge that
+    keeps its choice gives exactly one first-seat verdict per item), so the variance is far
+    below the independent one and the floor would widen the interval several times.
     """
     v, p, n = (np.asarray(x, float) for x in (variance, rate, n))
     with np.errstate(divide="ignore", invalid="ignore"):
         deff = v * (n - 1) / (p * (1 - p))
-    deff = np.where(np.isfinite(deff), np.maximum(deff, 1.0), np.where(np.isnan(v), np.nan, 1.0))
+    # without the floor, a zero variance (every item kept its choice) says nothing of the
+    # spread: 1 there, the independent interval
+    kept = np.maximum(deff, 1.0) if floor else np.where(deff > 0, deff, 1.0)
+    deff = np.where(np.isfinite(deff), kept, np.where(np.isnan(v), np.nan, 1.0))
     if max_cluster_size is not None:
         deff = np.where(np.asarray(max_cluster_size) <= 1, 1.0, deff)
     return deff

@@ -73,7 +73,7 @@ def _totals(items: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
     return labels.join(totals).rename_axis("_group").reset_index()
 
 
-def _clustered(items: pd.DataFrame, value: str, weight: str) -> pd.DataFrame:
+def _clustered(items: pd.DataFrame, value: str, weight: str, floor: bool = True) -> pd.DataFrame:
     """Per ``_group``: the CR1 variance of the ratio ``sum(value) / sum(weight)`` with items as
     clusters (items counted when weight > 0) and its design effect."""
     grouped = items.groupby("_group")
@@ -88,14 +88,16 @@ def _clustered(items: pd.DataFrame, value: str, weight: str) -> pd.DataFrame:
     stats["variance"] = cluster_robust_variance(stats["ss"], stats["w"], stats["n_items"])
     with np.errstate(divide="ignore", invalid="ignore"):
         stats["deff"] = design_effect(stats["variance"], stats["v"] / stats["w"], stats["w"],
-                                      stats["size"])
+                                      stats["size"], floor)
     return stats
 
 
 def _with_clustered_wilson(table: pd.DataFrame, items: pd.DataFrame, count: str, n: str,
-                           rate: str, prefix: str, confidence: float) -> pd.DataFrame:
-    """``rate = count / n`` with its item-clustered Wilson interval ``prefix_ci_low/high``."""
-    deff = _clustered(items, count, n)["deff"].reindex(table["_group"]).to_numpy()
+                           rate: str, prefix: str, confidence: float, floor: bool = True
+                           ) -> pd.DataFrame:
+    """``rate = count / n`` with its item-clustered Wilson interval ``prefix_ci_low/high``
+    (``floor``: never narrower than for independent judgments, see ``design_effect``)."""
+    deff = _clustered(items, count, n, floor)["deff"].reindex(table["_group"]).to_numpy()
     low, high = clustered_wilson_interval(table[count], table[n], deff, confidence)
     with np.errstate(divide="ignore", invalid="ignore"):
         table[rate] = table[count] / table[n]
@@ -240,31 +242,71 @@ def flip_table(frame: pd.DataFrame, reference: str = "en", confidence: float = 0
 
 
 def position_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """Position inconsistency per judge x condition x subset: choice(original) != choice(swapped).
+    """Position inconsistency and first-seat preference per judge x condition x subset.
 
     Pairs are the two orders of one (judge, condition, item, subset), counted when both verdicts
     parse (the others are n_invalid_pairs); Tie vs Tie is consistent. Columns: judge, condition,
     subset (``all`` pools), n (valid pairs), n_invalid_pairs, n_inconsistent,
-    position_inconsistency with position_ci_low/high, n_items, ci_method. An item gives one pair,
-    so the item-clustered interval is the plain Wilson interval here.
+    position_inconsistency with position_ci_low/high (an item gives one pair, so the
+    item-clustered interval is the plain Wilson interval here); then the first seat:
+    n_decisive (verdicts naming an answer, both orders), n_first_seat (those naming the answer
+    shown first), first_seat_rate (0.5: no preference; ``position_a_rate`` of the accuracy
+    table) with its item-clustered Wilson first_seat_ci_low/high, first_seat_p (exact two-sided
+    binomial test of 1/2, verdicts as independent) and first_seat_cluster_p (items as clusters,
+    as ``mcnemar_cluster_p``); n_both_first / n_both_second (decisive pairs whose verdict
+    follows the seat: the first, or the second, in both orders) and position_mcnemar_p (exact
+    McNemar test of the two, 1 if none); n_items, ci_method.
     """
     data = _gold_judgments(frame)
     on = ["judge", "condition", "item", "subset"]
     pairs = _paired(data.loc[data["order"] == "swapped"],
                     data.loc[data["order"] == "original"], on)
+    valid = pairs["pair_valid"]
+    # normalised choices: content 1 is shown first in the original order, content 2 swapped
     pairs = pairs.assign(
-        inconsistent=pairs["pair_valid"] & (pairs["choice"] != pairs["choice_ref"]), all=1)
+        inconsistent=valid & (pairs["choice"] != pairs["choice_ref"]), all=1,
+        both_first=valid & (pairs["choice_ref"] == "1") & (pairs["choice"] == "2"),
+        both_second=valid & (pairs["choice_ref"] == "2") & (pairs["choice"] == "1"))
     keys = ["judge", "condition", "subset"]
     items, labels = _item_sums(_pool_subsets(pairs), keys, {
-        "n": "pair_valid", "n_all": "all", "n_inconsistent": "inconsistent"})
+        "n": "pair_valid", "n_all": "all", "n_inconsistent": "inconsistent",
+        "n_both_first": "both_first", "n_both_second": "both_second"})
     table = _totals(items, labels)
     table.insert(5, "n_invalid_pairs", table.pop("n_all") - table["n"])
     table = _with_clustered_wilson(table, items, "n_inconsistent", "n", "position_inconsistency",
                                    "position", confidence).drop(columns="_group")
-    table["n_items"] = table.pop("n_items")
-    table["ci_method"] = CI_METHOD
+    seats = _first_seat(data, keys, confidence)
+    table = table.merge(seats, on=keys, how="left")
+    for column in ("n_decisive", "n_first_seat"):
+        table[column] = table[column].fillna(0).astype(np.int64)
+    table["position_mcnemar_p"] = mcnemar_exact_p(table["n_both_first"], table["n_both_second"])
+    columns = [*keys, "n", "n_invalid_pairs", "n_inconsistent", "position_inconsistency",
+               "position_ci_low", "position_ci_high", "n_decisive", "n_first_seat",
+               "first_seat_rate", "first_seat_ci_low", "first_seat_ci_high", "first_seat_p",
+               "first_seat_cluster_p", "n_both_first", "n_both_second", "position_mcnemar_p",
+               "n_items"]
+    table = table[columns].assign(ci_method=CI_METHOD)
     return _sorted(table, {"judge": data["judge"], "condition": data["condition"],
                            "subset": data["subset"]})
+
+
+def _first_seat(data: pd.DataFrame, keys: list[str], confidence: float) -> pd.DataFrame:
+    """Per ``keys``: decisive verdicts, those for the answer shown first, their rate with its
+    item-clustered Wilson interval, and the binomial and item-clustered tests of 1/2."""
+    decisive = data["choice"].isin(["1", "2"])
+    first = data["choice"] == np.where(data["order"] == "original", "1", "2")
+    judged = _pool_subsets(data.assign(decisive=decisive, first=first & decisive,
+                                       second=decisive & ~first))
+    items, labels = _item_sums(judged, keys, {"n_decisive": "decisive", "n_first_seat": "first",
+                                              "_second": "second"})
+    table = _totals(items, labels)
+    table = _with_clustered_wilson(table, items, "n_first_seat", "n_decisive", "first_seat_rate",
+                                   "first_seat", confidence, floor=False)
+    table["first_seat_p"] = mcnemar_exact_p(table["n_first_seat"],
+                                            table["n_decisive"] - table["n_first_seat"])
+    table["first_seat_cluster_p"] = _clustered_p(table, items, "n_first_seat", "_second")
+    return table[[*keys, "n_decisive", "n_first_seat", "first_seat_rate", "first_seat_ci_low",
+                  "first_seat_ci_high", "first_seat_p", "first_seat_cluster_p"]]
 
 
 def tie_probe_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:

@@ -84,18 +84,20 @@ def _truth(judges: Mapping[str, JudgeEffects], probe_languages) -> dict[str, pd.
     for name, e in judges.items():
         ref = e.reference
         for c in e.accuracy:
-            strict = 0.0
+            strict = first = 0.0
             for correct, p_correct in ((True, e.accuracy[c]), (False, 1 - e.accuracy[c])):
                 for g in (1, 2):
                     for order in ORDERS:
                         probs = _choice_probs(g if correct else 3 - g, order, e.tie_rate[c],
                                               e.position_bias[c])
                         strict += 0.25 * p_correct * probs[str(g)]
+                        first += 0.25 * p_correct * probs["1" if order == "original" else "2"]
             tie_half = strict + 0.5 * e.tie_rate[c]
             accuracy.append((name, c, strict, tie_half))
             orig = _choice_probs(1, "original", e.tie_rate[c], e.position_bias[c])
             swap = _choice_probs(1, "swapped", e.tie_rate[c], e.position_bias[c])
-            position.append((name, c, 1 - sum(orig[x] * swap[x] for x in orig)))
+            position.append((name, c, 1 - sum(orig[x] * swap[x] for x in orig),
+                             first / (1 - e.tie_rate[c])))
         for c in e.flip:
             joint = e.joint_correctness(c)
             flip = gold_flip = 0.0
@@ -124,7 +126,8 @@ def _truth(judges: Mapping[str, JudgeEffects], probe_languages) -> dict[str, pd.
                                                     "tie_half_accuracy"]),
         "flips": pd.DataFrame(flips, columns=["judge", "reference", "target", "flip_rate",
                                               "gold_flip_rate"]),
-        "position": pd.DataFrame(position, columns=["judge", "condition", "position_inconsistency"]),
+        "position": pd.DataFrame(position, columns=["judge", "condition", "position_inconsistency",
+                                                    "first_seat_rate"]),
         "tie_probe": pd.DataFrame(probe, columns=["judge", "condition", "language_1", "language_2",
                                                   "language_1_share", "language_2_share",
                                                   "tie_share", "non_tie_language_2_share"]),
@@ -148,8 +151,8 @@ def simulate_judge_ls(seed: int, n_items: int = 400,
     Returns ``(verdicts, truth)``: a validated verdict table and a dict of tidy frames with the
     exact expectations implied by the parameters (see :func:`_truth`): ``accuracy`` (judge,
     condition, strict_accuracy, tie_half_accuracy), ``flips`` (judge, reference, target,
-    flip_rate, gold_flip_rate), ``position`` (judge, condition, position_inconsistency) and
-    ``tie_probe`` (the shares of :func:`tie_probe_table`).
+    flip_rate, gold_flip_rate), ``position`` (judge, condition, position_inconsistency,
+    first_seat_rate) and ``tie_probe`` (the shares of :func:`tie_probe_table`).
     """
     judges = default_judges() if judges is None else judges
     rng = np.random.default_rng(seed)
@@ -249,6 +252,7 @@ RECOVERY_COLUMNS = ["table", "judge", "condition", "quantity", "truth", "estimat
 # (table, keys, quantity, prefix of its interval columns)
 _RECOVERED = [("accuracy", ["judge", "condition"], "strict_accuracy", "strict"),
               ("position", ["judge", "condition"], "position_inconsistency", "position"),
+              ("position", ["judge", "condition"], "first_seat_rate", "first_seat"),
               ("flips", ["judge", "reference", "target"], "flip_rate", "flip"),
               ("tie_probe", ["judge", "condition"], "tie_share", "tie_share"),
               ("tie_probe", ["judge", "condition"], "non_tie_language_2_share", "non_tie")]

@@ -170,7 +170,12 @@ POSITION_COLUMNS = [col("judge", type="text"), col("condition", type="text"),
                     col("n_inconsistent", "inconsistent", "int"),
                     col("position_inconsistency", "position inconsistency"),
                     col("position_ci", "interval", "interval", low="position_ci_low",
-                        high="position_ci_high")]
+                        high="position_ci_high"),
+                    col("first_seat_rate", "first seat share"),
+                    col("first_seat_ci", "first seat interval", "interval",
+                        low="first_seat_ci_low", high="first_seat_ci_high"),
+                    col("first_seat_cluster_p", "first seat p (clustered)", "p"),
+                    col("position_mcnemar_p", "positional McNemar p", "p")]
 CLAIM_COLUMNS = [col("id", type="text"), col("panel", type="text"),
                  col("section", type="text"), col("quantity", type="text"),
                  col("published", digits=4), col("reproduced", digits=4),
