@@ -113,12 +113,12 @@ LEADERBOARD_COLUMNS = [
                                      low="mean_raw_low", high="mean_raw_high"),
     col("rank_raw", "raw rank", "int"),
     col("rank_raw_ci", "raw rank interval", "interval", 0, "rank_raw_low", "rank_raw_high"),
-    col("rank_ub_raw", "raw group (upper-bound rank)", "int"),
+    col("rank_ub_raw", "raw group (best rank allowed)", "int"),
     col("mean_cbc", "CBC mean"), col("mean_cbc_ci", "CBC mean interval", "interval",
                                      low="mean_cbc_low", high="mean_cbc_high"),
     col("rank_cbc", "CBC rank", "int"),
     col("rank_cbc_ci", "CBC rank interval", "interval", 0, "rank_cbc_low", "rank_cbc_high"),
-    col("rank_ub_cbc", "CBC group (upper-bound rank)", "int"),
+    col("rank_ub_cbc", "CBC group (best rank allowed)", "int"),
 ]
 
 BETA_COLUMNS = [

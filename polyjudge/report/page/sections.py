@@ -32,10 +32,10 @@ def leaderboard_section(res: Results, name: str) -> dict | None:
     lb = table(f"{name}.leaderboard", "Leaderboard by language, raw and after CBC", source,
                frame, LEADERBOARD_COLUMNS, PER_LANGUAGE, LANG_BB)
     note = ("Each backbone's mean over tasks in each language before (raw) and after CBC, with "
-            "95% task-bootstrap intervals of the mean and of the rank. Grouping follows the "
-            "upper-bound rank convention: a backbone's group is 1 + the number of backbones of "
-            "its language whose mean interval lies entirely above its own, so backbones sharing "
-            "a group number cannot be told apart from the best of that group.")
+            "95% task-bootstrap intervals of the mean and of the rank. A backbone's group is the "
+            "best rank its rank interval allows: backbones of group 1 cannot be told apart from "
+            "the best. Every backbone is scored on the same resampled tasks, so the intervals "
+            "respect the pairing.")
     if "rank_ub_cbc" not in frame.columns:
         note = "Means and ranks before and after CBC (no intervals: no cbc/leaderboard.csv)."
     slope = charts.slopegraph(f"{name}.slopegraph", frame)
