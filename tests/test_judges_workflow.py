@@ -116,7 +116,8 @@ def test_judge_ls_collection_recovers_planted_judges(tmp_path):
     tables = {name: pd.read_csv(out / "judge_ls" / f"{name}.csv")
               for name in ("accuracy", "flips", "position", "tie_probe")}
     recovered = judge_ls.recovery_table(tables, planted_truth())
-    assert len(recovered) == 2 * (3 + 3 + 2 + 2), recovered
+    # per judge: accuracy, position inconsistency, first seat (3 conditions each), flips, probes
+    assert len(recovered) == 2 * (3 + 3 + 3 + 2 + 2), recovered
     assert recovered["covered"].all(), recovered[~recovered["covered"]]
     # parse failures and truncated replies are their own status, never verdicts
     verdicts = pd.read_parquet(out / "collect" / "verdicts.parquet")
