@@ -15,6 +15,7 @@ import scipy.stats
 
 from polyjudge import cli
 from polyjudge.analyses.leaderboard import leaderboard
+from polyjudge.report.page.verdict import first_sentence, verdict, who_wins_where
 from polyjudge.cbc.bootstrap import task_bootstrap
 from polyjudge.data import io
 from polyjudge.data.panel import Panel
@@ -94,6 +95,33 @@ def test_groups_agree_with_rank_intervals_and_with_paired_tests(name, pairs, sep
             agree += apart == significant
     assert (disjoint, agree) == (separated, pairs if name != "synthetic" else 117)
     assert abs(tested - disjoint) <= 3
+
+
+def test_the_verdict_is_computed_from_the_panel_s_outputs():
+    res = Results(SNAPSHOT)
+    sentences = verdict(res, "devai")
+    board = pd.read_csv(SNAPSHOT / "devai" / "cbc" / "leaderboard.csv")
+    (top,) = set(board.loc[board["rank_ub_cbc"] == 1, "backbone"])
+    summary = json.loads((SNAPSHOT / "devai" / "reversal" / "summary.json").read_text())
+    tau = pd.read_csv(SNAPSHOT / "devai" / "heldout" / "tau.csv").set_index("method")
+    assert sentences[0] == f"After CBC, {top} is first in all 8 languages."
+    assert (f"{summary['n_reversed']} of {summary['n_pairs']} backbone pairs reverse"
+            in sentences[1]) and f"{summary['n_significant']} of them significantly" in sentences[1]
+    assert f"{tau.loc['Raw', 'mean']:.2f}" in sentences[3] and \
+        f"{tau.loc['CBC', 'mean']:.2f}" in sentences[3]
+    # a top set of two, and tops that differ by language
+    board = pd.DataFrame({"language": ["en", "en", "en", "de", "de", "de"],
+                          "backbone": ["a", "b", "c"] * 2, "rank_cbc": [2, 1, 3, 1, 2, 3],
+                          "rank_ub_cbc": [1, 1, 3, 1, 2, 3]})
+    assert first_sentence(board) == "After CBC, first: b and a, not told apart, in en; a in de."
+    assert first_sentence(board[board["language"] == "en"]) == (
+        "After CBC, b and a cannot be told apart at the top in en.")
+    # who wins where: one row per language, the top sets with their rank intervals
+    shown = who_wins_where(res, "devai")
+    rows = [dict(zip(shown["keys"], r)) for r in shown["data"]]
+    languages = list(pd.unique(pd.read_csv(SNAPSHOT / "devai/cbc/leaderboard.csv")["language"]))
+    assert [r["language"] for r in rows] == languages
+    assert all(r["cbc_top"] == f"{top} [1, 1]" for r in rows)
 
 
 def test_leaderboard_refuses_too_few_replicates():

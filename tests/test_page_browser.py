@@ -389,3 +389,32 @@ def test_the_default_runs_page_renders_every_panel_offline(browser, readme_repro
         assert default.requests == [] and default.errors == [] and default.dialogs == []
     finally:
         default.close()
+
+
+def test_each_panel_s_first_screen_has_the_verdict_and_the_top_sets(browser, readme_reproduction):
+    """Acceptance: at 1,280 x 800, each score panel of the default run opens on its verdict
+    sentences and the table of each language's top set, raw and CBC, with rank intervals."""
+    results = readme_reproduction / "results"
+    default = Opened(browser, results / "index.html")
+    try:
+        default.page.set_viewport_size({"width": 1280, "height": 800})
+        for name in ("devai", "mrewardbench", "synthetic"):
+            default.panel(name)
+            default.page.evaluate("window.scrollTo(0, 0)")
+            text = default.page.text_content("#verdict")
+            assert "After CBC" in text and "Held-out rank consistency" in text, name
+            box = default.page.locator(f"table[data-table='{name}.top']").bounding_box()
+            assert box is not None and box["y"] + box["height"] <= 800, (name, box)
+            rows = default.visible(f"{name}.top")
+            board = pd.read_csv(results / name / "cbc" / "leaderboard.csv")
+            assert [r["language"] for r in rows] == list(pd.unique(board["language"]))
+            first = board[board["rank_ub_cbc"] == 1]
+            for row in rows:
+                tops = first.loc[first["language"] == row["language"], "backbone"]
+                assert all(b in row["cbc_top"] for b in tops), (name, row)
+            bold = default.page.eval_on_selector_all(
+                f"table[data-table='{name}.leaderboard'] tr.top-set", "rs => rs.length")
+            assert bold == len(first)
+        assert default.errors == []
+    finally:
+        default.close()

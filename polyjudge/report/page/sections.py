@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from . import charts
+from .verdict import verdict, who_wins_where
 from .collect import (ACCURACY_COLUMNS, BETA_COLUMNS, CLAIM_COLUMNS, CMI_COLUMNS,
                       DECISION_COLUMNS, FLIP_COLUMNS, JUDGE_FILTERS, LANG_BB,
                       LEADERBOARD_COLUMNS, PAIRED_COLUMNS, PAIRS_COLUMNS, PER_LANGUAGE, POOLED,
@@ -35,7 +36,7 @@ def leaderboard_section(res: Results, name: str) -> dict | None:
             "95% task-bootstrap intervals of the mean and of the rank. A backbone's group is the "
             "best rank its rank interval allows: backbones of group 1 cannot be told apart from "
             "the best. Every backbone is scored on the same resampled tasks, so the intervals "
-            "respect the pairing.")
+            "respect the pairing. Rows of the CBC top set (group 1) are in bold.")
     if "rank_ub_cbc" not in frame.columns:
         note = "Means and ranks before and after CBC (no intervals: no cbc/leaderboard.csv)."
     slope = charts.slopegraph(f"{name}.slopegraph", frame)
@@ -242,7 +243,8 @@ def panel_data(res: Results, name: str) -> dict:
                             values[filt].append(row[column])
     labels = ({"language": "condition", "backbone": "judge"} if kind == VERDICT else
               {"language": "language", "backbone": "backbone"})
-    return {"name": name, "kind": kind, "sections": sections, "detail": detail,
+    return {"name": name, "kind": kind, "verdict": verdict(res, name),
+            "top": who_wins_where(res, name), "sections": sections, "detail": detail,
             "filters": {k: {"label": labels[k], "values": [str(v) for v in values[k]]}
                         for k in values}}
 

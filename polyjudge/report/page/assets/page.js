@@ -6,7 +6,7 @@
   function unpack(tab) {  // rows are stored as lists under tab.keys
     if (tab && !tab.rows) tab.rows = tab.data.map(a => Object.fromEntries(tab.keys.map((k, i) => [k, a[i]])));
   }
-  for (const p of DATA.panels) for (const s of p.sections) s.tables.forEach(unpack);
+  for (const p of DATA.panels) { for (const s of p.sections) s.tables.forEach(unpack); unpack(p.top); }
   unpack(DATA.claims); unpack(DATA.provenance.inputs);
   if (DATA.diff) DATA.diff.tables.forEach(unpack);
   const FILTERS = ["language", "backbone", "status", "cpanel"];
@@ -161,6 +161,9 @@
     const marks = highlightsFor(tab);
     for (const r of rows) {
       const row = el("tr");
+      if (tab.id.endsWith(".leaderboard") && r.rank_ub_cbc === 1) {
+        row.classList.add("top-set"); row.title = "CBC top set (group 1)";
+      }
       const hit = marks.filter(m => Object.entries(m.match).every(([k, v]) => String(r[k]) === String(v)));
       for (const c of tab.columns) {
         const td = el("td", { "data-key": c.key, class: c.type === "text" || c.type === "bool" ? "t" : "n" }, show(r, c));
@@ -294,6 +297,13 @@
     const panel = currentPanel();
     const pending = [];
     if (panel) {
+      if (panel.verdict && panel.verdict.length) {
+        const verdict = el("div", { id: "verdict", class: "verdict" });
+        verdict.append(el("h2", {}, "Verdict: " + panel.name));
+        for (const sentence of panel.verdict) verdict.append(el("p", {}, sentence));
+        main.append(verdict);
+        if (panel.top) addTable(panel.top, verdict);
+      }
       const bar = el("div", { class: "filters" });
       bar.append(el("strong", {}, "Panel " + panel.name + " \u2014 filter: "));
       bar.append(select("language", panel.filters.language.label, panel.filters.language.values));
