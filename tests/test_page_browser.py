@@ -418,3 +418,25 @@ def test_each_panel_s_first_screen_has_the_verdict_and_the_top_sets(browser, rea
         assert default.errors == []
     finally:
         default.close()
+
+
+def test_the_language_filter_applies_to_the_slopegraph_and_its_tooltip_has_the_interval(
+        opened, results):
+    opened.panel("devai")
+    chart = "[data-chart='devai.slopegraph']"
+    languages = list(pd.unique(pd.read_csv(results / "devai/cbc/leaderboard.csv")["language"]))
+    assert all(lang in opened.page.text_content(chart) for lang in languages)
+    opened.page.select_option("select[data-filter='language']", "Hindi")
+    opened.page.wait_for_selector(f"{chart}[data-rendered='true']")
+    text = opened.page.text_content(chart)
+    assert "Hindi" in text and not any(lang in text for lang in languages if lang != "Hindi")
+    spec = opened.page.evaluate("() => JSON.parse(document.getElementById('page-data')"
+                                ".textContent).panels.find(p => p.name === 'devai').sections"
+                                ".find(s => s.id === 'leaderboard').charts[0].spec")
+    assert {"field": "rank interval"} in spec["spec"]["encoding"]["tooltip"]  # facet's layer
+    row = spec["data"]["values"][0]
+    board = pd.read_csv(results / "devai/cbc/leaderboard.csv").iloc[0]
+    assert row["rank interval"] == f"[{board['rank_raw_low']}, {board['rank_raw_high']}]"
+    opened.page.select_option("select[data-filter='language']", "")
+    opened.page.wait_for_selector(f"{chart}[data-rendered='true']")
+    assert all(lang in opened.page.text_content(chart) for lang in languages)

@@ -33,9 +33,15 @@ def _chart(cid: str, title: str, spec: dict) -> dict:
 
 
 def slopegraph(cid: str, rankings: pd.DataFrame) -> dict:
-    """Rank of each backbone, raw -> after CBC, one small panel per language."""
+    """Rank of each backbone, raw -> after CBC, one small panel per language; the tooltip
+    carries the rank interval where the leaderboard has one (the page's language filter
+    applies to it)."""
+    intervals = {"rank_raw_low", "rank_raw_high", "rank_cbc_low",
+                 "rank_cbc_high"} <= set(rankings.columns)
     data = [{"language": str(r["language"]), "backbone": str(r["backbone"]), "stage": stage,
-             "rank": int(r[key])}
+             "rank": int(r[key]),
+             **({"rank interval": f"[{int(r[key + '_low'])}, {int(r[key + '_high'])}]"}
+                if intervals else {})}
             for r in rankings.to_dict("records")
             for stage, key in (("raw", "rank_raw"), ("CBC", "rank_cbc"))]
     backbones = _order(rankings, "backbone")
@@ -51,7 +57,8 @@ def slopegraph(cid: str, rankings: pd.DataFrame) -> dict:
             "shape": {"field": "backbone", "type": "nominal", "sort": backbones, "legend": None},
             "detail": {"field": "backbone"},
             "tooltip": [{"field": "language"}, {"field": "backbone"}, {"field": "stage"},
-                        {"field": "rank", "type": "quantitative"}]},
+                        {"field": "rank", "type": "quantitative"},
+                        *([{"field": "rank interval"}] if intervals else [])]},
         "layer": [{"mark": {"type": "line"}}, {"mark": {"type": "point", "filled": True}}],
         "width": 110, "height": 110}
     spec = _spec({"facet": {"field": "language", "type": "nominal",

@@ -12,6 +12,7 @@
   const FILTERS = ["language", "backbone", "status", "cpanel"];
   const state = { panel: null, sort: {}, cell: null };
   const views = [];
+  const filtered = [];  // [chart, box] of charts the language filter applies to
 
   // --- helpers -------------------------------------------------------------------------------
   function el(tag, attrs, text) {
@@ -208,14 +209,31 @@
     tip.style.left = (event.pageX + 12) + "px";
     tip.style.top = (event.pageY + 12) + "px";
   }
+  function chartSpec(chart) {  // the language filter applies to the slopegraph
+    if (!chart.id.endsWith(".slopegraph") || !state.language) return chart.spec;
+    const values = chart.spec.data.values.filter(d => String(d.language) === state.language);
+    return Object.assign({}, chart.spec, { data: { values: values } });
+  }
+  function refreshCharts() {
+    for (const [chart, box] of filtered) {
+      const old = box.view;
+      box.removeAttribute("data-rendered");
+      vegaEmbed(box, chartSpec(chart), { renderer: "svg", actions: false, mode: "vega-lite",
+                                         tooltip: tooltip }).then(result => {
+        if (old) { old.finalize(); const i = views.indexOf(old); if (i >= 0) views.splice(i, 1); }
+        views.push(result.view); box.view = result.view; box.setAttribute("data-rendered", "true");
+      });
+    }
+  }
   function embed(chart, holder) {
     const box = el("div", { class: "chart", "data-chart": chart.id });
     if (chart.title) holder.append(el("h3", {}, chart.title));
     holder.append(box);
-    return vegaEmbed(box, chart.spec, { renderer: "svg", actions: false, mode: "vega-lite",
-                                        tooltip: tooltip })
+    if (chart.id.endsWith(".slopegraph")) filtered.push([chart, box]);
+    return vegaEmbed(box, chartSpec(chart), { renderer: "svg", actions: false, mode: "vega-lite",
+                                              tooltip: tooltip })
       .then(result => {
-        views.push(result.view);
+        views.push(result.view); box.view = result.view;
         if (chart.id.endsWith(".heatmap")) {
           result.view.addEventListener("click", (ev, item) => {
             if (item && item.datum && item.datum.language !== undefined) {
@@ -275,7 +293,10 @@
     s.append(el("option", { value: "" }, "all"));
     for (const v of values) { const o = el("option", {}, v); o.value = v; s.append(o); }
     s.value = values.includes(state[name]) ? state[name] : "";
-    s.addEventListener("change", () => { state[name] = s.value; writeHash(); refreshTables(); });
+    s.addEventListener("change", () => {
+      state[name] = s.value; writeHash(); refreshTables();
+      if (name === "language") refreshCharts();
+    });
     wrap.append(s); return wrap;
   }
   function refreshTables() { for (const [tab, holder] of rendered) renderTable(tab, holder); }
@@ -285,7 +306,7 @@
   }
   function render() {
     for (const v of views.splice(0)) v.finalize();
-    rendered.length = 0;
+    rendered.length = 0; filtered.length = 0;
     const nav = document.getElementById("panels"); nav.textContent = "";
     for (const p of DATA.panels) {
       const b = el("button", { type: "button", "data-panel": p.name, class: p.name === state.panel ? "on" : "" }, p.name);
