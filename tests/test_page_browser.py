@@ -440,3 +440,44 @@ def test_the_language_filter_applies_to_the_slopegraph_and_its_tooltip_has_the_i
     opened.page.select_option("select[data-filter='language']", "")
     opened.page.wait_for_selector(f"{chart}[data-rendered='true']")
     assert all(lang in opened.page.text_content(chart) for lang in languages)
+
+
+def test_layout_at_1280_px_headings_with_their_charts_no_overflow_no_warning(
+        browser, readme_reproduction):
+    """On the default run's page: every chart heading sits directly above its own chart, no
+    panel is wider than a 1,280 px viewport, no small multiple shows a condition without data,
+    and the console stays quiet."""
+    page = Opened(browser, readme_reproduction / "results" / "index.html")
+    warnings = []
+    page.page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else 0)
+    try:
+        page.page.set_viewport_size({"width": 1280, "height": 800})
+        names = page.page.eval_on_selector_all("nav button", "bs => bs.map(b => b.dataset.panel)")
+        for name in names:
+            page.panel(name)
+            width = page.page.evaluate("() => document.documentElement.scrollWidth")
+            assert width <= 1280, (name, width)
+            pairs = page.page.evaluate("""() => [...document.querySelectorAll('.figure')].map(f => {
+                const h = f.querySelector(':scope > h3'), c = f.querySelector('.chart');
+                if (!h) return null;
+                const a = h.getBoundingClientRect(), b = c.getBoundingClientRect();
+                return [a.bottom <= b.top + 1, a.left < b.right && b.left < a.right,
+                        b.top - a.bottom];
+            }).filter(x => x)""")
+            assert pairs and all(below and overlap and gap < 40 for below, overlap, gap in pairs), \
+                (name, pairs)
+        # the small multiples of LLMBar: each judge's panel has only conditions with data
+        page.panel("llmbar")
+        spec = page.page.evaluate("() => JSON.parse(document.getElementById('page-data')"
+                                  ".textContent).panels.find(p => p.name === 'llmbar').sections"
+                                  ".find(s => s.id === 'judge_ls').charts[2].spec")
+        values = pd.DataFrame(spec["data"]["values"])
+        drawn = page.page.eval_on_selector_all(
+            "[data-chart='llmbar.position_chart'] .role-axis-label text",
+            "ts => ts.map(t => t.textContent)")
+        # one x label per (judge, condition) with data: a shared x axis drew all 16 per judge
+        labels = [t for t in drawn if t in set(values["condition"])]
+        assert len(labels) == len(values) < 6 * values["condition"].nunique()
+        assert warnings == [] and page.errors == []
+    finally:
+        page.close()

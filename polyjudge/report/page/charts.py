@@ -129,9 +129,14 @@ def interval_chart(cid: str, frame: pd.DataFrame, y: str, x: str, low: str, high
     return _chart(cid, title, spec)
 
 
+STEP, FACET_MARGIN, PAGE_WIDTH = 22, 70, 1180
+"""Small multiples: pixels per condition, per panel besides its conditions, and for one row."""
+
+
 def small_multiples(cid: str, frame: pd.DataFrame, x: str, y: str, low: str, high: str,
                     title: str) -> dict:
-    """One small panel per judge: ``y`` with its interval per ``x`` (a condition)."""
+    """One small panel per judge: ``y`` with its interval per ``x`` (a condition), only the
+    judge's own conditions, on one y scale."""
     data = _records(frame, ["judge", x, y, low, high])
     for row in data:
         row["judge"], row[x] = str(row["judge"]), str(row[x])
@@ -148,9 +153,13 @@ def small_multiples(cid: str, frame: pd.DataFrame, x: str, y: str, low: str, hig
                                             {"field": y, "format": ".3f"},
                                             {"field": low, "format": ".3f"},
                                             {"field": high, "format": ".3f"}]}}],
-        "width": {"step": 22}, "height": 120}
-    spec = _spec({"facet": {"field": "judge", "type": "nominal",
-                            "sort": _order(frame, "judge") if len(frame) else None,
-                            "title": None},
-                  "columns": 4, "spec": layer}, data)
+        "width": {"step": STEP}, "height": 120}
+    # one chart per judge (concatenated), so each shows only its own conditions and the row
+    # fits a 1,280 px page; a facet with independent x scales would warn in the console
+    judges = _order(frame, "judge") if len(frame) else []
+    columns = max(1, min(4, PAGE_WIDTH // (len(conditions) * STEP + FACET_MARGIN)))
+    charts = [{"title": judge, "transform": [{"filter": {"field": "judge", "equal": judge}}],
+               **layer} for judge in judges]
+    spec = _spec({"concat": charts, "columns": columns,
+                  "resolve": {"scale": {"y": "shared"}}}, data)
     return _chart(cid, title, spec)

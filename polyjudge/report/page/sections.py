@@ -209,8 +209,10 @@ def judge_ls_section(res: Results, name: str) -> dict | None:
 
 def collections_section(res: Results, name: str) -> dict | None:
     tables = []
-    for key, title in (("plan", "Plan"), ("usage", "Actual usage and cost"),
-                       ("status", "Call outcomes (parse failures)")):
+    for key, title in (("plan", "Plan"), ("forecast", "Forecast to the stopping target"),
+                       ("usage", "Actual usage and cost"),
+                       ("status", "Call outcomes (parse failures)"),
+                       ("stopping", "Rounds of a collection stopped at a precision")):
         source = f"{name}/collect/{key}.csv"
         frame = res.csv(source)
         if frame is not None:
@@ -220,7 +222,9 @@ def collections_section(res: Results, name: str) -> dict | None:
     if not tables:
         return None
     note = ("The collection's plan beside what the calls used and cost, and each stage's call "
-            "outcomes. Collections do not stop at a precision yet, so there is no stopping trace.")
+            "outcomes; for a collection with a stopping target (collect.stop), the forecast and "
+            "one row per round: items, calls, cost, the widest half-width, the undecided pairs "
+            "and why it stopped.")
     return _section("collections", "Collection", note, tables=tables)
 
 

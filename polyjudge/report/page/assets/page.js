@@ -227,8 +227,9 @@
   }
   function embed(chart, holder) {
     const box = el("div", { class: "chart", "data-chart": chart.id });
-    if (chart.title) holder.append(el("h3", {}, chart.title));
-    holder.append(box);
+    const figure = el("div", { class: "figure" });  // a heading stays with its own chart
+    if (chart.title) figure.append(el("h3", {}, chart.title));
+    figure.append(box); holder.append(figure);
     if (chart.id.endsWith(".slopegraph")) filtered.push([chart, box]);
     return vegaEmbed(box, chartSpec(chart), { renderer: "svg", actions: false, mode: "vega-lite",
                                               tooltip: tooltip })
