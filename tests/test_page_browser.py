@@ -299,6 +299,10 @@ def test_clicking_a_heatmap_cell_shows_its_detail_and_the_band_tooltip(opened):
     opened.page.wait_for_selector("table[data-table='devai.cell']")
     assert "English" in opened.page.text_content("#cell-detail h3.cell-title")
     assert "cell_language=English" in opened.page.url
+    # the click answers: the tooltip is gone, and the cell's title is written once
+    assert not opened.page.is_visible("#tooltip")
+    titles = opened.page.eval_on_selector_all("#cell-detail h3", "hs => hs.map(h => h.textContent)")
+    assert len(titles) == len(set(titles)) and sum("English" in t for t in titles) == 1
 
 
 def test_markup_labels_show_as_text_and_non_latin_labels_render(opened):

@@ -238,6 +238,7 @@
         if (chart.id.endsWith(".heatmap")) {
           result.view.addEventListener("click", (ev, item) => {
             if (item && item.datum && item.datum.language !== undefined) {
+              tip.style.display = "none";  // the detail below answers the click
               state.cell = [String(item.datum.language), String(item.datum.backbone)];
               writeHash(); renderDetail();
             }
@@ -263,7 +264,7 @@
       const raw = d.raw[l][b][i];
       return { task: t, raw: raw, cbc: raw === null ? null : raw - beta };
     });
-    const tab = { id: panel.name + ".cell", title: "Scores over tasks: " + state.cell[0] + " \u00d7 " + state.cell[1],
+    const tab = { id: panel.name + ".cell", title: "The same scores, task by task",
                   source: d.sources.join(" and "), scope: "per language", filters: {},
                   columns: [{ key: "task", label: "task", type: "text" },
                             { key: "raw", label: "raw score", type: "num", digits: 3 },
@@ -280,7 +281,8 @@
                            scale: { range: ["#E69F00", "#0072B2"] } },
                   tooltip: [{ field: "task" }, { field: "stage" }, { field: "score", format: ".3f" }] },
       width: 480, height: 140, config: DATA.chart_config } };
-    holder.append(el("h3", { class: "cell-title" }, tab.title));
+    holder.append(el("h3", { class: "cell-title" },
+                     "Scores over tasks: " + state.cell[0] + " \u00d7 " + state.cell[1]));
     embed(chart, holder);
     const t = el("div", { class: "table", id: "cell-table" }); holder.append(t); renderTable(tab, t);
   }
