@@ -449,8 +449,8 @@ def test_the_language_filter_applies_to_the_slopegraph_and_its_tooltip_has_the_i
 def test_layout_at_1280_px_headings_with_their_charts_no_overflow_no_warning(
         browser, readme_reproduction):
     """On the default run's page: every chart heading sits directly above its own chart, no
-    panel is wider than a 1,280 px viewport, no small multiple shows a condition without data,
-    and the console stays quiet."""
+    panel is wider than a 1,280 px viewport, no table's text is cut off in its scroll box, no
+    small multiple shows a condition without data, and the console stays quiet."""
     page = Opened(browser, readme_reproduction / "results" / "index.html")
     warnings = []
     page.page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else 0)
@@ -461,6 +461,11 @@ def test_layout_at_1280_px_headings_with_their_charts_no_overflow_no_warning(
             page.panel(name)
             width = page.page.evaluate("() => document.documentElement.scrollWidth")
             assert width <= 1280, (name, width)
+            # no text runs out of a table's scroll box (long descriptions and notes wrap)
+            cut = page.page.evaluate("""() => [...document.querySelectorAll('.table-wrap')]
+                .filter(w => w.scrollWidth > w.clientWidth + 1)
+                .map(w => w.querySelector('table').dataset.table)""")
+            assert cut == [], (name, cut)
             pairs = page.page.evaluate("""() => [...document.querySelectorAll('.figure')].map(f => {
                 const h = f.querySelector(':scope > h3'), c = f.querySelector('.chart');
                 if (!h) return null;
