@@ -19,7 +19,9 @@ from polyjudge.report.page.verdict import first_sentence, verdict, who_wins_wher
 from polyjudge.cbc.bootstrap import task_bootstrap
 from polyjudge.data import io
 from polyjudge.data.panel import Panel
+from polyjudge.analyses import judge_ls as jl
 from polyjudge.report.page.collect import Results
+from polyjudge.report.page.sections import panel_data
 from polyjudge.report.page.diff import run_diff
 from polyjudge.report.palette import OKABE_ITO
 from page_results import MARKUP, SCRIPT, SNAPSHOT
@@ -122,6 +124,27 @@ def test_the_verdict_is_computed_from_the_panel_s_outputs():
     languages = list(pd.unique(pd.read_csv(SNAPSHOT / "devai/cbc/leaderboard.csv")["language"]))
     assert [r["language"] for r in rows] == languages
     assert all(r["cbc_top"] == f"{top} [1, 1]" for r in rows)
+
+
+def test_a_condition_without_usable_judgments_gets_a_banner_and_no_empty_points(tmp_path):
+    # the local judge example's shape: every zh verdict unparseable
+    verdicts, _ = jl.simulate_judge_ls(seed=1, n_items=30)
+    verdicts.loc[verdicts["condition"] == "zh", "verdict"] = "I cannot decide."
+    folder = tmp_path / "ls" / "judge_ls"
+    folder.mkdir(parents=True)
+    choices = jl.normalise_choices(verdicts)
+    jl.accuracy_table(choices).to_csv(folder / "accuracy.csv", index=False)
+    jl.flip_table(choices, "en").to_csv(folder / "flips.csv", index=False)
+    jl.position_table(choices).to_csv(folder / "position.csv", index=False)
+    section = next(s for s in panel_data(Results(tmp_path), "ls")["sections"]
+                   if s["id"] == "judge_ls")
+    assert "No usable judgment for judge_a x zh, judge_b x zh" in section["warning"]
+    for chart in section["charts"]:
+        values = chart["spec"]["data"]["values"]
+        assert values and all(v.get("condition", v.get("target")) != "zh" for v in values)
+    flips = dict(zip(section["tables"][1]["keys"], zip(*section["tables"][1]["data"])))
+    untested = [p for n, p in zip(flips["n_pairs"], flips["mcnemar_p"]) if n == 0]
+    assert untested and all(p is None for p in untested)  # shown empty, not p = 1
 
 
 def test_leaderboard_refuses_too_few_replicates():

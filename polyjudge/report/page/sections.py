@@ -17,9 +17,9 @@ from .collect import (ACCURACY_COLUMNS, BETA_COLUMNS, CLAIM_COLUMNS, CMI_COLUMNS
                       _text_columns, col, rows, table)
 
 
-def _section(sid, title, note="", facts=None, tables=(), charts_=()) -> dict:
+def _section(sid, title, note="", facts=None, tables=(), charts_=(), warning="") -> dict:
     return {"id": sid, "title": title, "note": note, "facts": facts,
-            "tables": list(tables), "charts": list(charts_)}
+            "tables": list(tables), "charts": list(charts_), "warning": warning}
 
 
 def leaderboard_section(res: Results, name: str) -> dict | None:
@@ -184,12 +184,18 @@ def judge_ls_section(res: Results, name: str) -> dict | None:
              ("position", "Position inconsistency", POSITION_COLUMNS,
               ("condition", "position_inconsistency", "position_ci_low", "position_ci_high",
                {"subset": "all"}))]
-    tables, charts_ = [], []
+    tables, charts_, empty = [], [], []
     for key, title, columns, (x, y, low, high, keep) in specs:
         source = f"{name}/judge_ls/{key}.csv"
         frame = res.csv(source)
         if frame is None:
             continue
+        untested = {"flips": ("n_pairs", ["mcnemar_p", "mcnemar_cluster_p"]),
+                    "position": ("n", ["first_seat_p", "first_seat_cluster_p",
+                                       "position_mcnemar_p"])}.get(key)
+        if untested and untested[0] in frame:  # no pair, no test: shown empty, not p = 1
+            frame = frame.copy()
+            frame.loc[frame[untested[0]] == 0, [c for c in untested[1] if c in frame]] = np.nan
         filters = dict(JUDGE_FILTERS, language=["target"] if key == "flips" else ["condition"])
         tables.append(table(f"{name}.{key}", title, source, frame, columns, PER_LANGUAGE,
                             filters))
@@ -197,14 +203,22 @@ def judge_ls_section(res: Results, name: str) -> dict | None:
         for column, value in keep.items():
             if column in shown.columns:
                 shown = shown[shown[column].astype(str) == value]
+        if key == "accuracy" and "n" in shown:
+            empty += [f"{j} x {c}" for j, c, n in zip(shown["judge"], shown["condition"],
+                                                      shown["n"]) if n == 0]
+        shown = shown[shown[y].notna()]  # a condition without usable judgments has no point
         charts_.append(charts.small_multiples(f"{name}.{key}_chart", shown, x, y, low, high,
                                               f"{title} (all subsets)"))
     if not tables:
         return None
+    warning = ("No usable judgment for " + ", ".join(empty) + " (every verdict was unparseable "
+               "or missing): those rates are empty and left out of the charts; the collection's "
+               f"logs and collect/status.csv say why (results/{name}/logs/)." if empty else "")
     note = ("Judge-LS per judge and condition (a language or prompting condition), Wilson or "
             "item-clustered intervals as the files say (ci_method). The condition filter "
             "selects a condition; the judge filter a judge.")
-    return _section("judge_ls", "Judge-LS", note, tables=tables, charts_=charts_)
+    return _section("judge_ls", "Judge-LS", note, tables=tables, charts_=charts_,
+                    warning=warning)
 
 
 def collections_section(res: Results, name: str) -> dict | None:

@@ -336,6 +336,7 @@
       for (const s of panel.sections) {
         const sec = el("section", { id: "section-" + s.id, "data-section": s.id });
         sec.append(el("h2", {}, s.title));
+        if (s.warning) sec.append(el("p", { class: "banner", role: "status" }, s.warning));
         if (s.note) sec.append(el("p", { class: "note" }, s.note));
         if (s.facts && s.facts.items.length) {
           const dl = el("dl", { class: "facts", "data-source": s.facts.source });
