@@ -140,6 +140,9 @@ def check_table(opened, results, table_id, source):
     frame = read(results, source)
     shown = opened.visible(table_id)
     assert len(shown) == len(frame), table_id
+    if table_id.endswith(".leaderboard"):  # shown by rank within each language: match by cell
+        keys = [(r["language"], r["backbone"]) for r in shown]
+        frame = frame.set_index(["language", "backbone"]).loc[keys].reset_index()
     intervals = opened.page.evaluate("""id => Object.fromEntries(
         [...document.querySelectorAll(`table[data-table="${id}"] thead th`)].map(
             th => [th.dataset.key, th.textContent]))""", table_id)
@@ -362,6 +365,7 @@ def test_copy_csv_puts_the_visible_rows_on_the_clipboard(opened, results):
                            "button.copy-csv').textContent === 'Copied'")
     rows = list(csv.DictReader(io.StringIO(page.evaluate("navigator.clipboard.readText()"))))
     frame = pd.read_csv(results / "devai/cbc/leaderboard.csv").query("language == 'Arabic'")
+    frame = frame.sort_values(["rank_cbc", "rank_raw"], kind="stable")  # shown by rank
     assert [r["backbone"] for r in rows] == frame["backbone"].tolist()
     assert [float(r["mean_cbc"]) for r in rows] == frame["mean_cbc"].tolist()  # full precision
     opened.view("panel=devai")
@@ -419,6 +423,11 @@ def test_each_panel_s_first_screen_has_the_verdict_and_the_top_sets(browser, rea
             bold = default.page.eval_on_selector_all(
                 f"table[data-table='{name}.leaderboard'] tr.top-set", "rs => rs.length")
             assert bold == len(first)
+            # the leaderboard: languages in file order, each by CBC rank, the top set first
+            shown = pd.DataFrame(default.visible(f"{name}.leaderboard"))
+            assert list(pd.unique(shown["language"])) == list(pd.unique(board["language"]))
+            for _, ranks in shown.groupby("language", sort=False)["rank_cbc"]:
+                assert list(ranks.astype(int)) == sorted(ranks.astype(int))
         assert default.errors == []
     finally:
         default.close()
@@ -438,9 +447,12 @@ def test_the_language_filter_applies_to_the_slopegraph_and_its_tooltip_has_the_i
                                 ".textContent).panels.find(p => p.name === 'devai').sections"
                                 ".find(s => s.id === 'leaderboard').charts[0].spec")
     assert {"field": "rank interval"} in spec["spec"]["encoding"]["tooltip"]  # facet's layer
-    row = spec["data"]["values"][0]
-    board = pd.read_csv(results / "devai/cbc/leaderboard.csv").iloc[0]
-    assert row["rank interval"] == f"[{board['rank_raw_low']}, {board['rank_raw_high']}]"
+    row = spec["data"]["values"][0]  # the raw stage of a cell
+    board = pd.read_csv(results / "devai/cbc/leaderboard.csv").set_index(
+        ["language", "backbone"]).loc[(row["language"], row["backbone"])]
+    assert row["stage"] == "raw"
+    low, high = int(board["rank_raw_low"]), int(board["rank_raw_high"])
+    assert row["rank interval"] == f"[{low}, {high}]"
     opened.page.select_option("select[data-filter='language']", "")
     opened.page.wait_for_selector(f"{chart}[data-rendered='true']")
     assert all(lang in opened.page.text_content(chart) for lang in languages)

@@ -30,13 +30,18 @@ def leaderboard_section(res: Results, name: str) -> dict | None:
         frame = res.csv(source)
     if frame is None:
         return None
+    if "rank_cbc" in frame:  # by rank within each language (languages in file order)
+        order = {v: i for i, v in enumerate(pd.unique(frame["language"]))}
+        frame = frame.assign(_language=frame["language"].map(order)).sort_values(
+            ["_language", "rank_cbc", "rank_raw"], kind="stable").drop(columns="_language")
     lb = table(f"{name}.leaderboard", "Leaderboard by language, raw and after CBC", source,
                frame, LEADERBOARD_COLUMNS, PER_LANGUAGE, LANG_BB)
     note = ("Each backbone's mean over tasks in each language before (raw) and after CBC, with "
             "95% task-bootstrap intervals of the mean and of the rank. A backbone's group is the "
             "best rank its rank interval allows: backbones of group 1 cannot be told apart from "
             "the best. Every backbone is scored on the same resampled tasks, so the intervals "
-            "respect the pairing. Rows of the CBC top set (group 1) are in bold.")
+            "respect the pairing. Rows are in CBC rank order within each language; those of the "
+            "CBC top set (group 1) are in bold.")
     if "rank_ub_cbc" not in frame.columns:
         note = "Means and ranks before and after CBC (no intervals: no cbc/leaderboard.csv)."
     slope = charts.slopegraph(f"{name}.slopegraph", frame)
