@@ -34,9 +34,9 @@ from pathlib import Path
 
 from .cache import CallCache, canonical_json
 from .endpoints import Endpoint
-from .parse import FAILED, AnswerFormat, parse_answer
-from .runner import (Budget, Call, EndpointError, RetryPolicy, Stopped, pause, reply_record,
-                     request_body)
+from .parse import FAILED, AnswerFormat
+from .runner import (Budget, Call, EndpointError, RetryPolicy, Stopped, cached_result, pause,
+                     reply_record, request_body)
 
 log = logging.getLogger("polyjudge.judges")
 
@@ -165,10 +165,7 @@ class _Run:
         for call in self.calls:
             record = self.cache.get(call.key)
             if record is not None:
-                value, status = parse_answer(record.get("raw"), self.answer,
-                                             bool(record.get("truncated")))
-                self.results[call.key] = {**record, "value": value, "status": status,
-                                          "cached": True}
+                self.results[call.key] = cached_result(record, self.answer)
         running = await self.reattach()
         cached = len(self.results)
         log.info("%s: %d calls, %d in the cache, %d in %d batch(es) already submitted", self.label,

@@ -16,8 +16,8 @@ Everything it decides is a pure function tested without a server (:func:`backoff
 * ``Budget``: each new call first reserves its estimated cost against ``max_cost`` (in the
   collection's shared ledger, :mod:`polyjudge.judges.ledger`, so the cap holds across shards);
   once nothing fits no call starts, calls in flight finish and are cached, and :class:`Stopped`
-  is raised. SIGTERM / SIGINT (a cluster's time limit, Ctrl-C) stop the same way; a call waiting to be
-  retried gives up at once (it stays uncached and counts as not made).
+  is raised. SIGTERM / SIGINT (a cluster's time limit, Ctrl-C) stop the same way; a call
+  waiting to be retried gives up at once (it stays uncached and counts as not made).
 """
 from __future__ import annotations
 
@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .cache import CallCache
 from .endpoints import Endpoint
 from .parse import FAILED, AnswerFormat, parse_answer
 
@@ -203,6 +202,13 @@ def request_body(call: Call, endpoint: Endpoint) -> dict:
     return {"model": endpoint.model, "messages": call.messages, **endpoint.generation(), **extra}
 
 
+def cached_result(record: dict, answer: AnswerFormat) -> dict:
+    """The result of a call found in the cache: its stored reply re-parsed with the current
+    answer format (so a changed parser needs no new calls)."""
+    value, status = parse_answer(record.get("raw"), answer, bool(record.get("truncated")))
+    return {**record, "value": value, "status": status, "cached": True}
+
+
 def reply_record(key: str, endpoint: Endpoint, body: dict, answer: AnswerFormat, *,
                  latency: float = 0.0, attempts: int = 1, batch: str | None = None) -> dict:
     """The cache record of one chat completion (``body``: its JSON object), costed at the
@@ -271,9 +277,8 @@ async def execute(calls, endpoint, cache, answer, policy, budget, progress_inter
         record = cache.get(call.key)
         if record is None:
             pending.append(i)
-        else:  # re-parse the stored reply with the current answer format
-            value, status = parse_answer(record.get("raw"), answer, bool(record.get("truncated")))
-            results[i] = {**record, "value": value, "status": status, "cached": True}
+        else:
+            results[i] = cached_result(record, answer)
     counts = {"cached": len(calls) - len(pending), "new": 0, "failed": 0, "unparseable": 0,
               "unreachable": 0}
     # a shard whose first calls all fail to connect stops instead of retrying every call
