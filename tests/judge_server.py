@@ -309,10 +309,14 @@ class JudgeServer:
             return 400, {"error": {"message": "purpose must be batch, with a file"}}, {}
         name, data = fields["file"]
         file_id = "file-" + hashlib.sha256(data + str(len(self.files)).encode()).hexdigest()[:24]
+        return 200, self._store_file(file_id, data, name, "batch"), {}
+
+    def _store_file(self, file_id: str, data: bytes, name: str, purpose: str) -> dict:
+        """Keep a file (an upload or a batch's output) and return its FileObject."""
         self.files[file_id] = {"data": data, "object": {
             "id": file_id, "object": "file", "bytes": len(data), "created_at": int(time.time()),
-            "filename": name, "purpose": "batch", "status": "processed"}}
-        return 200, self.files[file_id]["object"], {}
+            "filename": name, "purpose": purpose, "status": "processed"}}
+        return self.files[file_id]["object"]
 
     def _create(self, request: dict):
         if request.get("input_file_id") not in self.files:
@@ -430,11 +434,8 @@ class JudgeServer:
                                 ("error_file_id", [json.dumps(e) for e in errors])):
                 if rows:
                     file_id = f"file-{field[:3]}-{batch['id']}"
-                    data = ("\n".join(rows) + "\n").encode()
-                    self.files[file_id] = {"data": data, "object": {
-                        "id": file_id, "object": "file", "bytes": len(data),
-                        "created_at": int(time.time()), "filename": f"{file_id}.jsonl",
-                        "purpose": "batch_output", "status": "processed"}}
+                    self._store_file(file_id, ("\n".join(rows) + "\n").encode(),
+                                     f"{file_id}.jsonl", "batch_output")
                     batch[field] = file_id
             now = int(time.time())
             if batch["status"] == "cancelling" or any(

@@ -275,10 +275,8 @@ def position_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
     table.insert(5, "n_invalid_pairs", table.pop("n_all") - table["n"])
     table = _with_clustered_wilson(table, items, "n_inconsistent", "n", "position_inconsistency",
                                    "position", confidence).drop(columns="_group")
-    seats = _first_seat(data, keys, confidence)
-    table = table.merge(seats, on=keys, how="left")
-    for column in ("n_decisive", "n_first_seat"):
-        table[column] = table[column].fillna(0).astype(np.int64)
+    # every group of pairs has its judgments, so the inner merge keeps every row
+    table = table.merge(_first_seat(data, keys, confidence), on=keys)
     table["position_mcnemar_p"] = mcnemar_exact_p(table["n_both_first"], table["n_both_second"])
     columns = [*keys, "n", "n_invalid_pairs", "n_inconsistent", "position_inconsistency",
                "position_ci_low", "position_ci_high", "n_decisive", "n_first_seat",
@@ -302,8 +300,7 @@ def _first_seat(data: pd.DataFrame, keys: list[str], confidence: float) -> pd.Da
     table = _totals(items, labels)
     table = _with_clustered_wilson(table, items, "n_first_seat", "n_decisive", "first_seat_rate",
                                    "first_seat", confidence, floor=False)
-    table["first_seat_p"] = mcnemar_exact_p(table["n_first_seat"],
-                                            table["n_decisive"] - table["n_first_seat"])
+    table["first_seat_p"] = mcnemar_exact_p(table["n_first_seat"], table["_second"])
     table["first_seat_cluster_p"] = _clustered_p(table, items, "n_first_seat", "_second")
     return table[[*keys, "n_decisive", "n_first_seat", "first_seat_rate", "first_seat_ci_low",
                   "first_seat_ci_high", "first_seat_p", "first_seat_cluster_p"]]

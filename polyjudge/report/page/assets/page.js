@@ -214,16 +214,18 @@
     const values = chart.spec.data.values.filter(d => String(d.language) === state.language);
     return Object.assign({}, chart.spec, { data: { values: values } });
   }
+  function draw(chart, box) {  // (re)draw a chart into its box, replacing the view it had
+    const old = box.view;
+    box.removeAttribute("data-rendered");
+    return vegaEmbed(box, chartSpec(chart), { renderer: "svg", actions: false, mode: "vega-lite",
+                                              tooltip: tooltip }).then(result => {
+      if (old) { old.finalize(); const i = views.indexOf(old); if (i >= 0) views.splice(i, 1); }
+      views.push(result.view); box.view = result.view;
+      return result;
+    });
+  }
   function refreshCharts() {
-    for (const [chart, box] of filtered) {
-      const old = box.view;
-      box.removeAttribute("data-rendered");
-      vegaEmbed(box, chartSpec(chart), { renderer: "svg", actions: false, mode: "vega-lite",
-                                         tooltip: tooltip }).then(result => {
-        if (old) { old.finalize(); const i = views.indexOf(old); if (i >= 0) views.splice(i, 1); }
-        views.push(result.view); box.view = result.view; box.setAttribute("data-rendered", "true");
-      });
-    }
+    for (const [chart, box] of filtered) draw(chart, box).then(() => box.setAttribute("data-rendered", "true"));
   }
   function embed(chart, holder) {
     const box = el("div", { class: "chart", "data-chart": chart.id });
@@ -231,10 +233,8 @@
     if (chart.title) figure.append(el("h3", {}, chart.title));
     figure.append(box); holder.append(figure);
     if (chart.id.endsWith(".slopegraph")) filtered.push([chart, box]);
-    return vegaEmbed(box, chartSpec(chart), { renderer: "svg", actions: false, mode: "vega-lite",
-                                              tooltip: tooltip })
+    return draw(chart, box)
       .then(result => {
-        views.push(result.view); box.view = result.view;
         if (chart.id.endsWith(".heatmap")) {
           result.view.addEventListener("click", (ev, item) => {
             if (item && item.datum && item.datum.language !== undefined) {
