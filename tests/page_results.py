@@ -85,3 +85,18 @@ def plant_change(root: Path, language="Spanish", backbone="gpt-4o", claim="beta_
         else "reproduced"
     claims.to_csv(root / "claims.csv", index=False)
     return (language, backbone), claim
+
+
+def unusable_condition(root: Path) -> Path:
+    """A results folder with one Judge-LS panel ``ls`` whose ``zh`` condition has no usable
+    judgment (every verdict unparseable), the local judge example's shape; returns the folder."""
+    from polyjudge.analyses import judge_ls as jl
+    verdicts, _ = jl.simulate_judge_ls(seed=1, n_items=30)
+    verdicts.loc[verdicts["condition"] == "zh", "verdict"] = "I cannot decide."
+    folder = root / "ls" / "judge_ls"
+    folder.mkdir(parents=True)
+    choices = jl.normalise_choices(verdicts)
+    jl.accuracy_table(choices).to_csv(folder / "accuracy.csv", index=False)
+    jl.flip_table(choices, "en").to_csv(folder / "flips.csv", index=False)
+    jl.position_table(choices).to_csv(folder / "position.csv", index=False)
+    return root

@@ -19,12 +19,11 @@ from polyjudge.report.page.verdict import first_sentence, verdict, who_wins_wher
 from polyjudge.cbc.bootstrap import task_bootstrap
 from polyjudge.data import io
 from polyjudge.data.panel import Panel
-from polyjudge.analyses import judge_ls as jl
 from polyjudge.report.page.collect import Results
 from polyjudge.report.page.sections import panel_data
 from polyjudge.report.page.diff import run_diff
 from polyjudge.report.palette import OKABE_ITO
-from page_results import MARKUP, SCRIPT, SNAPSHOT
+from page_results import MARKUP, SCRIPT, SNAPSHOT, unusable_condition
 
 
 # --- the leaderboard (cbc/leaderboard.csv) -----------------------------------------------------
@@ -128,15 +127,7 @@ def test_the_verdict_is_computed_from_the_panel_s_outputs():
 
 def test_a_condition_without_usable_judgments_gets_a_banner_and_no_empty_points(tmp_path):
     # the local judge example's shape: every zh verdict unparseable
-    verdicts, _ = jl.simulate_judge_ls(seed=1, n_items=30)
-    verdicts.loc[verdicts["condition"] == "zh", "verdict"] = "I cannot decide."
-    folder = tmp_path / "ls" / "judge_ls"
-    folder.mkdir(parents=True)
-    choices = jl.normalise_choices(verdicts)
-    jl.accuracy_table(choices).to_csv(folder / "accuracy.csv", index=False)
-    jl.flip_table(choices, "en").to_csv(folder / "flips.csv", index=False)
-    jl.position_table(choices).to_csv(folder / "position.csv", index=False)
-    section = next(s for s in panel_data(Results(tmp_path), "ls")["sections"]
+    section = next(s for s in panel_data(Results(unusable_condition(tmp_path)), "ls")["sections"]
                    if s["id"] == "judge_ls")
     assert "No usable judgment for judge_a x zh, judge_b x zh" in section["warning"]
     for chart in section["charts"]:

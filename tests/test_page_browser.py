@@ -502,3 +502,33 @@ def test_layout_at_1280_px_headings_with_their_charts_no_overflow_no_warning(
         assert warnings == [] and page.errors == []
     finally:
         page.close()
+
+
+def test_a_condition_without_usable_judgments_shows_a_banner_and_no_warning(browser,
+                                                                           tmp_path):
+    """The local judge example's shape (every zh verdict unparseable): the page says so in a
+    banner, draws no empty chart, shows no p-value for untested pairs, and logs no warning (it
+    logged 'Infinite extent for field "flip_rate"')."""
+    from polyjudge.report.page import build_page
+    from page_results import unusable_condition
+    root = unusable_condition(tmp_path)
+    page = Opened(browser, build_page(root, root / "index.html"))
+    warnings = []
+    page.page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else 0)
+    try:
+        page.page.reload()
+        page.wait()
+        banner = page.page.text_content("#panel-ls .banner, .banner")
+        assert "No usable judgment for judge_a x zh, judge_b x zh" in banner
+        charts = page.page.eval_on_selector_all(
+            "[data-chart]", "cs => cs.map(c => [c.dataset.rendered, c.querySelectorAll("
+                            "'.role-axis-label text').length])")
+        assert charts and all(rendered == "true" and labels for rendered, labels in charts)
+        flips = page.visible("ls.flips")
+        untested = [r for r in flips if r["n_pairs"] == "0"]
+        assert untested and all(r["mcnemar_p"] in ("", "\u2014") for r in untested)
+        assert not any("zh" == r.get("condition", r.get("target")) and r["n_pairs"] != "0"
+                       for r in flips)
+        assert warnings == [] and page.errors == []
+    finally:
+        page.close()
