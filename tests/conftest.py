@@ -185,3 +185,49 @@ FIRST, LAST = "test_output_snapshot", ("test_standalone", "test_resources", "tes
 def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: 0 if item.path.stem == FIRST else 2 if item.path.stem in LAST
                else 1)
+
+
+# --- the fast tier's time budget -----------------------------------------------------------------
+# The fast tier (`-m "not slow"`: unit and small integration tests, no snakemake runs, no servers)
+# must answer in FAST_BUDGET seconds on 2 cores. Every run adds up the time of its fast tests
+# (setup, call and teardown, as pytest-xdist's workers report them) and fails when that time,
+# spread over two processes, exceeds the budget: a fast run by its own clock, a full run by its
+# fast tests' share, so CI keeps the budget without running the fast tier twice.
+FAST_BUDGET, FAST_PROCESSES = 180.0, 2
+_tier_seconds = {"fast": 0.0, "slow": 0.0}
+_tier_tests = {"fast": set(), "slow": set()}
+
+
+def pytest_runtest_logreport(report):
+    tier = "slow" if "slow" in report.keywords else "fast"
+    _tier_seconds[tier] += report.duration
+    _tier_tests[tier].add(report.nodeid)
+
+
+def fast_tier_estimate() -> float:
+    """The fast tests' seconds spread over FAST_PROCESSES processes."""
+    return _tier_seconds["fast"] / FAST_PROCESSES
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if hasattr(session.config, "workerinput") or not _tier_tests["fast"]:
+        return                                      # an xdist worker: the controller adds up
+    session.config._fast_tier = fast_tier_estimate()
+    if session.config._fast_tier > FAST_BUDGET and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    estimate = getattr(config, "_fast_tier", None)
+    if estimate is None:
+        return
+    fast, slow = (len(_tier_tests[t]) for t in ("fast", "slow"))
+    line = (f"fast tier: {fast} tests, {_tier_seconds['fast']:.0f} s of test time, about "
+            f"{estimate:.0f} s on {FAST_PROCESSES} processes (budget {FAST_BUDGET:.0f} s); "
+            f"slow tier: {slow} tests, {_tier_seconds['slow']:.0f} s")
+    over = estimate > FAST_BUDGET
+    terminalreporter.write_sep("=", line, red=over, green=not over)
+    if over:
+        terminalreporter.write_line(
+            "the fast tier is over its budget: mark the slowest fast tests slow (pytest "
+            "--durations=30 -m 'not slow' lists them) or make them faster", red=True)
