@@ -49,21 +49,47 @@ def own_data_config(tmp_path):
     }
 
 
+def own_runs_config(tmp_path):
+    """The user's panel with four analyses, and the same runs of one framework without a
+    framework column (one run per cell), in one config: the run the tests below share."""
+    config = own_data_config(tmp_path)
+    config["panels"]["mine"]["analyses"] = ["cbc", "heldout", "reversal", "information"]
+    runs = pd.read_csv(tmp_path / "data" / "my_runs.csv")
+    runs[runs["framework"] == "OpenHands"].drop(columns="framework").to_csv(
+        tmp_path / "data" / "one_run.csv", index=False)
+    config["panels"]["one_run"] = dict(config["panels"]["mine"], runs="one_run.csv",
+                                       analyses=["cbc"])
+    config.update({"heldout": {"replicates": 50}, "reversal": {"permutations": 49},
+                   "information": {"permutations": 30, "shards": 3}})
+    return config
+
+
+@pytest.fixture(scope="module")
+def own_runs(tmp_path_factory):
+    """The own-data config run once at --cores 2: (folder, config, snakemake's result)."""
+    root = tmp_path_factory.mktemp("own_runs")
+    config = own_runs_config(root)
+    result = snakemake(root, "--configfile", str(write_config(root, config)))
+    return root, config, result
+
+
 @pytest.mark.slow
-def test_own_data_end_to_end(tmp_path):
-    config = write_config(tmp_path, own_data_config(tmp_path))
-    result = snakemake(tmp_path, "--configfile", str(config))
+def test_own_data_end_to_end(own_runs):
+    tmp_path, _, result = own_runs
+    config = tmp_path / "config.yaml"
     # the run ends with a short summary a person reads; on the user's own panel claims.md says
     # the claims belong to the default reproduction
     summary = result.stderr[result.stderr.index("polyjudge: finished."):].splitlines()
     assert len(summary) <= 6 + 2  # then only snakemake's own "Complete log(s)" and its time
     summary = summary[:6]
     assert "result file(s) written this run, under results/" in summary[0]
+    # figures: cbc's heatmap and bump chart for both panels, and one each for heldout, reversal
+    # and information
     assert summary[1:] == [
-        "  panels: mine (cbc)",
+        "  panels: mine (4 analyses), one_run (cbc)",
         "  claims: none checked, as these panels are not the default reproduction's "
         "(results/claims.md)",
-        "  figures: 2 in results/<panel>/figures/ (PNG and SVG)",
+        "  figures: 7 in results/<panel>/figures/ (PNG and SVG)",
         "  results page: results/index.html (open it in a browser)",
         "  report: snakemake --report results/report.html"], summary
     assert "claims: {" not in result.stderr  # the claims log line was a Python dict
@@ -166,21 +192,18 @@ def test_small_synthetic_panel_end_to_end_and_params_tracking(tmp_path):
                                                        "claims": 1, "page": 1, "all": 1}
 
 
+def result_files(root: Path) -> dict:
+    """Every result file's bytes but the logs and benchmarks (which hold times)."""
+    return {p.relative_to(root): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and not {"logs", "benchmarks"} & set(p.relative_to(root).parts)}
+
+
 @pytest.mark.slow
-def test_outputs_are_byte_identical_whatever_the_number_of_cores(tmp_path):
-    config = own_data_config(tmp_path)
-    config["panels"]["mine"]["analyses"] = ["cbc", "heldout", "reversal", "information"]
-    config.update({"heldout": {"replicates": 50}, "reversal": {"permutations": 49},
-                   "information": {"permutations": 30, "shards": 3}})
-    results = {}
-    for cores in ("1", "2"):
-        workdir = tmp_path / f"cores{cores}"
-        workdir.mkdir()
-        path = write_config(workdir, config)
-        snakemake(workdir, "--configfile", str(path), "--cores", cores)
-        root = workdir / "results"
-        results[cores] = {p.relative_to(root): p.read_bytes() for p in root.rglob("*")
-                          if p.is_file() and not {"logs", "benchmarks"} & set(p.relative_to(root).parts)}
+def test_outputs_are_byte_identical_whatever_the_number_of_cores(own_runs, tmp_path):
+    shared = own_runs[0]              # its config reads the shared folder's data/
+    config = yaml.safe_load((shared / "config.yaml").read_text())
+    snakemake(tmp_path, "--configfile", str(write_config(tmp_path, config)), "--cores", "1")
+    results = {"1": result_files(tmp_path / "results"), "2": result_files(shared / "results")}
     assert results["1"].keys() == results["2"].keys() and len(results["1"]) > 20
     different = [str(p) for p in results["1"] if results["1"][p] != results["2"][p]]
     assert not different
@@ -218,43 +241,60 @@ def percent_scores(runs, panel):
     return runs.assign(pct=runs["pct"].map(lambda value: f"{value:.2f}%"))
 
 
+DAMAGES = {  # each damages the user's table (or its columns mapping) one way, with the message
+    "out_of_range": (out_of_range, "my_runs.csv: 1 score(s) outside [0, 100]"),
+    "nan_score": (nan_score, "my_runs.csv: 1 missing (NaN) score(s)"),
+    "duplicate_run": (duplicate_run, "my_runs.csv: 2 rows share the same"),
+    "no_language_column": (no_language_column, "my_runs.csv: missing column(s) ['language']"),
+    "missing_cell": (missing_cell,
+                     "unbalanced panel: 1 of 495 task x language x backbone cells have no runs"),
+    "column_typo": (column_typo, "my_runs.csv: missing column(s) [\"task (your 'promptid')\"]"),
+    "percent_scores": (percent_scores, "my_runs.csv: 1485 non-numeric score(s) in column 'pct'"),
+}
+
+
+@pytest.fixture(scope="module")
+def damaged_runs(tmp_path_factory):
+    """One run (--keep-going) of one panel per damage, each reading its own damaged copy of
+    the user's table (data/<case>/my_runs.csv): (folder, snakemake's result)."""
+    root = tmp_path_factory.mktemp("damaged")
+    config = own_data_config(root)
+    good, runs = config["panels"].pop("mine"), pd.read_csv(root / "data" / "my_runs.csv")
+    for case, (damage, _) in DAMAGES.items():
+        panel = yaml.safe_load(yaml.safe_dump(good))
+        (root / "data" / case).mkdir()
+        damage(runs.copy(), panel).to_csv(root / "data" / case / "my_runs.csv", index=False)
+        config["panels"][case] = dict(panel, runs=f"{case}/my_runs.csv")
+    result = snakemake(root, "--configfile", str(write_config(root, config)), "--keep-going",
+                       check=False)
+    return root, result
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("damage, message", [
-    (out_of_range, "my_runs.csv: 1 score(s) outside [0, 100]"),
-    (nan_score, "my_runs.csv: 1 missing (NaN) score(s)"),
-    (duplicate_run, "my_runs.csv: 2 rows share the same"),
-    (no_language_column, "my_runs.csv: missing column(s) ['language']"),
-    (missing_cell, "unbalanced panel: 1 of 495 task x language x backbone cells have no runs"),
-    (column_typo, "my_runs.csv: missing column(s) [\"task (your 'promptid')\"]"),
-    (percent_scores, "my_runs.csv: 1485 non-numeric score(s) in column 'pct'"),
-])
-def test_bad_input_stops_with_a_clear_message_and_no_output(tmp_path, damage, message):
-    config = own_data_config(tmp_path)
-    path = tmp_path / "data" / "my_runs.csv"
-    damage(pd.read_csv(path), config["panels"]["mine"]).to_csv(path, index=False)
-    result = snakemake(tmp_path, "--configfile", str(write_config(tmp_path, config)), check=False)
+@pytest.mark.parametrize("case", DAMAGES)
+def test_bad_input_stops_with_a_clear_message_and_no_output(damaged_runs, case):
+    tmp_path, result = damaged_runs
+    message = DAMAGES[case][1]
     assert result.returncode != 0
     assert message in result.stdout + result.stderr
-    log = (tmp_path / "results/mine/logs/ingest.log").read_text()
+    log = (tmp_path / f"results/{case}/logs/ingest.log").read_text()
     assert message in log and "Traceback" not in log
-    assert not list((tmp_path / "results" / "mine").glob("*.parquet"))
-    # the run ends with the failed rule's message (the Snakefile's onerror), followed only by
+    assert not list((tmp_path / "results" / case).glob("*.parquet"))
+    # the run ends with each failed rule's message (the Snakefile's onerror), followed only by
     # Snakemake's last lines (its log file, the time, "At least one job did not complete")
     ending = result.stderr[result.stderr.rindex("polyjudge: the run stopped"):].splitlines()
-    assert ending[1] == "  rule ingest (results/mine/logs/ingest.log):"
-    assert message in ending[2]
-    assert len(ending) <= 2 + 14 + 1 + 4, ending
+    heading = f"  rule ingest (results/{case}/logs/ingest.log):"
+    assert heading in ending and message in ending[ending.index(heading) + 1]
+    blocks = [i for i, line in enumerate(ending) if line.startswith("  rule ")]
+    assert len(blocks) == len(DAMAGES)
+    assert all(b - a <= 1 + 14 + 1 for a, b in zip(blocks, blocks[1:] + [len(ending) - 4]))
     assert "Complete log(s)" in ending[-4] and "did not complete successfully" in ending[-1]
 
 
 @pytest.mark.slow
-def test_run_table_without_framework_column_is_one_run_per_cell(tmp_path):
-    config = own_data_config(tmp_path)
-    path = tmp_path / "data" / "my_runs.csv"
-    runs = pd.read_csv(path)
-    runs[runs["framework"] == "OpenHands"].drop(columns="framework").to_csv(path, index=False)
-    snakemake(tmp_path, "--configfile", str(write_config(tmp_path, config)))
-    summary = json.loads((tmp_path / "results/mine/cbc/summary.json").read_text())
+def test_run_table_without_framework_column_is_one_run_per_cell(own_runs):
+    tmp_path = own_runs[0]
+    summary = json.loads((tmp_path / "results/one_run/cbc/summary.json").read_text())
     assert summary["n_runs"] == 55 * 3 * 3
 
 
