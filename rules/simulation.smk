@@ -1,4 +1,5 @@
-# Simulation study of CBC on synthetic panels: one job per scenario, merged into one table.
+# Simulation study of CBC on synthetic panels: one job per scenario, merged into one table;
+# the leaderboard's rank intervals on the same panels in one job for all scenarios.
 
 
 include: "simulation.functions.smk"
@@ -23,8 +24,10 @@ rule simulation_scenario:
         runtime=60,
     params:
         settings=lambda wc: simulation_settings(wc.scenario),
-        study=lambda wc: {
-            k: v for k, v in config["simulation"].items() if k != "scenarios"
+        study=lambda wc: {  # not the rank intervals' settings: they do not change this
+            k: v
+            for k, v in config["simulation"].items()
+            if k not in ("scenarios", "rank_replicates")
         },
     script:
         "../workflow_scripts/simulation_scenario.py"
@@ -51,8 +54,39 @@ rule simulation_summary:
         "../workflow_scripts/simulation_summary.py"
 
 
+rule simulation_rank_coverage:
+    output:
+        table=report(
+            "results/simulation/rank_coverage.csv",
+            caption="../report/rank_coverage.rst",
+            category="3. Beyond the paper",
+            subcategory="simulation",
+        ),
+    log:
+        "results/simulation/logs/rank_coverage.log",
+    benchmark:
+        "results/simulation/benchmarks/rank_coverage.tsv"
+    conda:
+        "../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    params:
+        scenarios=lambda wc: {
+            name: simulation_settings(name)
+            for name in config["simulation"]["scenarios"]
+        },
+        replicates=config["simulation"]["rank_replicates"],
+        level=config["simulation"]["level"],
+    script:
+        "../workflow_scripts/simulation_rank_coverage.py"
+
+
 register_targets(
     lambda: (
-        ["results/simulation/summary.csv"] if config["simulation"]["scenarios"] else []
+        ["results/simulation/summary.csv", "results/simulation/rank_coverage.csv"]
+        if config["simulation"]["scenarios"]
+        else []
     )
 )

@@ -200,6 +200,7 @@ def test_every_declared_output_is_documented():
     ("polyjudge.data.io", "RUN_COLUMNS"), ("polyjudge.data.io", "REQUIREMENT_COLUMNS"),
     ("polyjudge.data.judgment_tree", "COLUMNS"), ("polyjudge.analyses.reversal", "PAIR_COLUMNS"),
     ("polyjudge.analyses.simulation", "SCENARIO_COLUMNS"), ("polyjudge.report.claims", "CLAIM_COLUMNS"),
+    ("polyjudge.analyses.simulation", "RANK_COVERAGE_COLUMNS"),
     ("polyjudge.analyses.judge_ls", "VERDICT_COLUMNS"), ("polyjudge.analyses.judge_ls", "RECOVERY_COLUMNS"),
     ("polyjudge.analyses.diagnostics", "ANOVA_TERMS"),
 ])

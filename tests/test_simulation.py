@@ -96,3 +96,74 @@ def test_bootstrap_counts_are_multiplicities():
 def test_missing_cells_are_refused():
     with pytest.raises(ValueError, match="complete panels"):
         simulate_scenario("m", dict(SMALL, missing_fraction=0.1), 3, seed=1)
+
+
+# --- coverage of the leaderboard's rank intervals ----------------------------------------------
+from polyjudge.analyses.leaderboard import leaderboard  # noqa: E402
+from polyjudge.analyses.simulation import (  # noqa: E402
+    RANK_COVERAGE_COLUMNS,
+    planted_ranks,
+    rank_coverage,
+    simulate_rank_coverage,
+    stacked_rank_replicates,
+)
+from polyjudge.analyses.leaderboard import rank_interval  # noqa: E402
+from polyjudge.cbc.estimator import rank_within_language  # noqa: E402
+
+
+def test_stacked_rank_intervals_are_the_leaderboards_panel_by_panel():
+    panels = draw_panels(np.random.SeedSequence(6), 3, dict(SMALL, backbone_sd=1.0))
+    values = panels["runs"].mean(axis=-1)
+    counts = np.stack([task_bootstrap(12, 150, seed).counts for seed in range(3)])
+    replicates = stacked_rank_replicates(values, counts)
+    truth = planted_ranks(panels["alpha"], panels["beta"])
+    for ranking, draws in replicates.items():
+        low, high = rank_interval(draws, 0.9, axis=1)
+        for i in range(3):
+            board = leaderboard(build_panel(simulate_panel_frame(panels["runs"][i]), "test"),
+                                n_replicates=150, level=0.9, seed=i)
+            assert (low[i].ravel() == board[f"rank_{ranking}_low"]).all(), ranking
+            assert (high[i].ravel() == board[f"rank_{ranking}_high"]).all(), ranking
+    assert (low < high).any()  # close backbones: some intervals allow several ranks
+    for i in range(3):
+        planted = panels["alpha"][i] + panels["beta"][i]
+        assert (truth["raw"][i] == rank_within_language(planted)).all()
+        assert (truth["cbc"][i] == rank_within_language(panels["alpha"][i][None, :])).all()
+
+
+def test_far_apart_backbones_have_their_true_rank_pinned():
+    settings = dict(SMALL, backbone_sd=100.0, interaction_sd=1.0, noise_sd=0.1, three_way_sd=0.0)
+    rows = simulate_rank_coverage("apart", settings, 20, seed=2, n_replicates=100)
+    assert [list(row) for row in rows] == [RANK_COVERAGE_COLUMNS] * 2
+    assert [row["ranking"] for row in rows] == ["raw", "cbc"]
+    for row in rows:
+        assert (row["coverage"], row["coverage_language"], row["mean_length"]) == (1, 1, 1)
+    assert rows == simulate_rank_coverage("apart", settings, 20, seed=2, n_replicates=100)
+
+
+def test_interchangeable_backbones_get_intervals_over_every_rank():
+    # backbone b scores 1 on task b and 0 elsewhere in every language: tied in the population
+    # (so every true rank is 1), and a resample of the tasks can put any of them in any place
+    m = 3
+    runs = np.eye(m)[:, None, :, None] * np.ones((1, 2, 1, 1))  # (task, language, backbone, 1)
+    board = leaderboard(build_panel(simulate_panel_frame(runs), "tied"), n_replicates=400)
+    truth = np.ones((2, m), dtype=int)
+    for ranking in ("raw", "cbc"):
+        low = board[f"rank_{ranking}_low"].to_numpy().reshape(2, m)
+        high = board[f"rank_{ranking}_high"].to_numpy().reshape(2, m)
+        assert (low == 1).all() and (high == m).all()
+        assert rank_coverage(low, high, truth) == {"coverage": 1.0, "coverage_language": 1.0,
+                                                   "mean_length": m}
+
+
+def test_rank_coverage_counts_intervals_and_languages():
+    low = np.array([[1, 1, 3], [1, 2, 2]])
+    high = np.array([[2, 2, 3], [1, 3, 3]])
+    truth = np.array([[1, 2, 3], [2, 1, 3]])  # language 1: all covered; language 2: one of 3
+    assert rank_coverage(low, high, truth) == {"coverage": 4 / 6, "coverage_language": 0.5,
+                                               "mean_length": 10 / 6}
+
+
+def test_rank_coverage_needs_enough_replicates():
+    with pytest.raises(ValueError, match="at least 100 replicates"):
+        simulate_rank_coverage("few", SMALL, 2, seed=1, n_replicates=50)

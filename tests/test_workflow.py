@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from conftest import DATA, DEVAI_DIR
+from polyjudge.analyses.simulation import RANK_COVERAGE_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -161,6 +162,13 @@ def test_small_synthetic_panel_end_to_end_and_params_tracking(tmp_path):
         assert len(pd.read_csv(tmp_path / "results/verdicts/judge_ls" / f"{name}.csv")) > 0, name
     assert "# Judge-LS summary" in (tmp_path / "results/verdicts/judge_ls/summary.md").read_text()
     assert len(pd.read_csv(tmp_path / "results/simulation/summary.csv")) == 1
+    ranks = pd.read_csv(tmp_path / "results/simulation/rank_coverage.csv")
+    assert list(ranks) == RANK_COVERAGE_COLUMNS
+    assert ranks[["scenario", "ranking"]].values.tolist() == [["tiny", "raw"], ["tiny", "cbc"]]
+    assert (ranks["n_replicates"] == 200).all() and (ranks["n_panels"] == 4).all()
+    assert ranks["coverage"].between(0, 1).all()
+    assert (ranks["coverage_language"] <= ranks["coverage"]).all()
+    assert ranks["mean_length"].between(1, ranks["n_backbones"]).all()
     # every figure the panels' analyses allow is drawn, as PNG and SVG, and none is empty
     expected = {"interaction_heatmap", "ranking_bump_chart", "band_vs_radius", "heldout_tau",
                 "reversal_strength", "cmi_null", "task_count_curve", "backbone_subsets", "lolo",

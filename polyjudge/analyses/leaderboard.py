@@ -45,6 +45,19 @@ def _replicates(values: np.ndarray, method: str, n_replicates: int, seed):
     return np.concatenate(raw), np.concatenate(cbc)
 
 
+def rank_interval(draws: np.ndarray, level: float, axis: int = 0):
+    """The rank interval at ``level`` of replicated scores ``draws`` (replicates along ``axis``,
+    backbones on the last): the percentiles of the within-language ranks, the lower end rounded
+    down to a replicate's rank and the upper end up, as integer arrays ``(low, high)``.
+
+    :func:`leaderboard` and the simulation study (stacked over panels) share it.
+    """
+    ranks = rank_by_count(draws)
+    low = np.quantile(ranks, (1 - level) / 2, axis=axis, method="lower")
+    high = np.quantile(ranks, (1 + level) / 2, axis=axis, method="higher")
+    return low.astype(int), high.astype(int)
+
+
 def leaderboard(panel: Panel, estimator: str | None = None, n_replicates: int = 1000,
                 level: float = 0.95, seed=0) -> pd.DataFrame:
     """One row per language x backbone (panel order): for ``raw`` and ``cbc`` the mean, its
@@ -68,14 +81,12 @@ def leaderboard(panel: Panel, estimator: str | None = None, n_replicates: int = 
         draws = replicated[name]
         low = np.quantile(draws, lower, axis=0)
         high = np.quantile(draws, upper, axis=0)
-        ranks = rank_by_count(draws)
+        rank_low, rank_high = rank_interval(draws, level)
         frame[f"mean_{name}"] = point[name].ravel()
         frame[f"mean_{name}_low"] = low.ravel()
         frame[f"mean_{name}_high"] = high.ravel()
         frame[f"rank_{name}"] = rank_within_language(point[name]).ravel()
-        frame[f"rank_{name}_low"] = np.quantile(ranks, lower, axis=0,
-                                                method="lower").ravel().astype(int)
-        frame[f"rank_{name}_high"] = np.quantile(ranks, upper, axis=0,
-                                                 method="higher").ravel().astype(int)
+        frame[f"rank_{name}_low"] = rank_low.ravel()
+        frame[f"rank_{name}_high"] = rank_high.ravel()
         frame[f"rank_ub_{name}"] = frame[f"rank_{name}_low"]
     return frame

@@ -9,7 +9,9 @@ many panels of the model of :mod:`polyjudge.analyses.synthetic` are drawn and CB
 * rank recovery: the share of panels where the order after CBC (the column means) equals the
   order of the true backbone effects, and the mean Kendall tau between them;
 * the three-way diagnostic's detection rate (share of panels with p < alpha), when there are
-  repeats (frameworks).
+  repeats (frameworks);
+* apart, in :func:`simulate_rank_coverage`: the coverage of the leaderboard's rank intervals
+  (:mod:`polyjudge.analyses.leaderboard`) of the planted ranks, on the same panels.
 
 Everything is stacked over panels, not looped: a block of ``P`` panels is one ``(P, n, k, m, F)``
 run array, the band's task bootstraps one ``(P, R, n)`` weight array and its cell means one
@@ -24,7 +26,8 @@ import numpy as np
 import scipy.special
 
 from ..cbc.bootstrap import pairwise_tau
-from ..cbc.estimator import double_center, finite_sample_radius
+from ..cbc.estimator import double_center, finite_sample_radius, rank_by_count
+from .leaderboard import rank_interval
 from .synthetic import COMPONENTS, _check_settings
 
 SCENARIO_COLUMNS = ["scenario", "n_tasks", "n_languages", "n_backbones", "n_frameworks",
@@ -32,6 +35,10 @@ SCENARIO_COLUMNS = ["scenario", "n_tasks", "n_languages", "n_backbones", "n_fram
                     "coverage_radius_total", "coverage_radius_residual", "coverage_band",
                     "band_mean_half_width", "radius_total_mean", "rank_recovery",
                     "rank_tau_mean", "three_way_detection"]
+SETTING_COLUMNS = SCENARIO_COLUMNS[1:9]
+"""The generator settings and panel count that both tables of the study repeat."""
+RANK_COVERAGE_COLUMNS = ["scenario", *SETTING_COLUMNS, "n_replicates", "level", "ranking",
+                         "coverage", "coverage_language", "mean_length"]
 
 BLOCK_SIZE = 100
 """Panels drawn and analysed together. The random stream is a function of (seed, block size):
@@ -171,6 +178,23 @@ def _analyse_block(panels: dict, counts: np.ndarray, level: float, alpha: float)
     return result
 
 
+def _study_blocks(settings: dict, n_panels: int, seed, block_size: int):
+    """The panels of a scenario, block by block: ``(panels, block)`` with ``block`` the block's
+    ``SeedSequence`` after :func:`draw_panels` spawned its first children (the caller spawns
+    the next ones for its bootstraps), so every analysis of the study sees the same panels."""
+    if n_panels < 1:
+        raise ValueError(f"need at least one panel, got {n_panels}")
+    sizes = [min(block_size, n_panels - start) for start in range(0, n_panels, block_size)]
+    for size, block in zip(sizes, np.random.SeedSequence(seed).spawn(len(sizes))):
+        yield draw_panels(block, size, settings), block  # spawns the block's first children
+
+
+def _settings_row(name: str, settings: dict, n_panels: int) -> dict:
+    """The scenario columns both tables start with."""
+    return {"scenario": name, **{key: settings.get(key) for key in SETTING_COLUMNS[:-1]},
+            "n_panels": n_panels}
+
+
 def simulate_scenario(name: str, settings: dict, n_panels: int, seed,
                       band_replicates: int = 500, level: float = 0.95,
                       alpha: float = 0.05, block_size: int = BLOCK_SIZE) -> dict:
@@ -184,22 +208,15 @@ def simulate_scenario(name: str, settings: dict, n_panels: int, seed,
         raise ValueError(f"use at least 100 bootstrap replicates for a band, got {band_replicates}")
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    if n_panels < 1:
-        raise ValueError(f"need at least one panel, got {n_panels}")
-    sizes = [min(block_size, n_panels - start) for start in range(0, n_panels, block_size)]
     parts = []
-    for size, block in zip(sizes, np.random.SeedSequence(seed).spawn(len(sizes))):
-        panels = draw_panels(block, size, settings)  # spawns the block's first children
+    for panels, block in _study_blocks(settings, n_panels, seed, block_size):
+        size, n = panels["runs"].shape[:2]
         counts = task_bootstrap_counts(np.random.default_rng(block.spawn(1)[0]), size,
-                                       band_replicates, panels["runs"].shape[1])
+                                       band_replicates, n)
         parts.append(_analyse_block(panels, counts, level, alpha))
     per_panel = {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
     errors = per_panel["error"]
-    return {"scenario": name, "n_tasks": settings.get("n_tasks"),
-            "n_languages": settings.get("n_languages"), "n_backbones": settings.get("n_backbones"),
-            "n_frameworks": settings.get("n_frameworks"), "noise_sd": settings.get("noise_sd"),
-            "task_language_sd": settings.get("task_language_sd"),
-            "three_way_sd": settings.get("three_way_sd"), "n_panels": n_panels,
+    return {**_settings_row(name, settings, n_panels),
             "bias": float(errors.mean()), "rmse": float(np.sqrt((errors ** 2).mean())),
             "coverage_radius_total": float(per_panel["covered_total"].mean()),
             "coverage_radius_residual": float(per_panel["covered_residual"].mean()),
@@ -211,3 +228,60 @@ def simulate_scenario(name: str, settings: dict, n_panels: int, seed,
             "three_way_detection": (float(per_panel["detected"].mean())
                                     if "detected" in per_panel else np.nan)}
 
+
+# --- rank intervals of the leaderboard ---------------------------------------------------------
+def stacked_rank_replicates(values: np.ndarray, counts: np.ndarray) -> dict:
+    """The replicates of :func:`polyjudge.analyses.leaderboard.leaderboard` (plain CBC) for a
+    stack of complete panels ``values`` ``(P, n, k, m)`` and task bootstraps ``counts``
+    ``(P, R, n)``: ``raw`` the ``(P, R, k, m)`` cell means ``counts @ values / n``, ``cbc``
+    those minus their double-centred beta."""
+    P, n, k, m = values.shape
+    means = (counts.astype(float) @ values.reshape(P, n, k * m) / n).reshape(P, -1, k, m)
+    return {"raw": means, "cbc": means - double_center(means)}
+
+
+def planted_ranks(alpha: np.ndarray, beta: np.ndarray) -> dict:
+    """True within-language ranks ``(P, k, m)`` of the model's population cell means: raw, of
+    ``alpha_b + beta_lb`` (task and task x language effects are shared by a language's
+    backbones); after CBC, of ``alpha_b`` in every language (beta's columns sum to 0)."""
+    return {"raw": rank_by_count(alpha[:, None, :] + beta),
+            "cbc": np.broadcast_to(rank_by_count(alpha)[:, None, :], beta.shape)}
+
+
+def rank_coverage(low: np.ndarray, high: np.ndarray, truth: np.ndarray) -> dict:
+    """How rank intervals ``[low, high]`` ``(..., k, m)`` cover the true ranks ``truth``:
+    ``coverage`` the share of intervals holding the true rank, ``coverage_language`` the share
+    of languages (rows) where every backbone's does, ``mean_length`` the mean number of ranks
+    an interval allows (1: the rank is pinned; m: any rank)."""
+    covered = (low <= truth) & (truth <= high)
+    return {"coverage": float(covered.mean()),
+            "coverage_language": float(covered.all(axis=-1).mean()),
+            "mean_length": float((high - low + 1).mean())}
+
+
+def simulate_rank_coverage(name: str, settings: dict, n_panels: int, seed,
+                           n_replicates: int = 200, level: float = 0.95,
+                           block_size: int = BLOCK_SIZE) -> list[dict]:
+    """Two rows (``ranking`` raw and cbc) of :data:`RANK_COVERAGE_COLUMNS`: the leaderboard's
+    rank intervals at ``level`` from ``n_replicates`` task bootstraps, on the panels that
+    :func:`simulate_scenario` draws with the same arguments, against :func:`planted_ranks`.
+
+    Block ``b``'s bootstraps use the child of its ``SeedSequence`` after the band's.
+    """
+    if n_replicates < 100:
+        raise ValueError(f"use at least 100 replicates for rank intervals, got {n_replicates}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    parts = {"raw": [], "cbc": []}
+    for panels, block in _study_blocks(settings, n_panels, seed, block_size):
+        values = panels["runs"].mean(axis=-1)
+        rng = np.random.default_rng(block.spawn(2)[1])  # child 0 is the band's
+        counts = task_bootstrap_counts(rng, len(values), n_replicates, values.shape[1])
+        truth = planted_ranks(panels["alpha"], panels["beta"])
+        for ranking, draws in stacked_rank_replicates(values, counts).items():
+            parts[ranking].append((*rank_interval(draws, level, axis=1), truth[ranking]))
+    head = {**_settings_row(name, settings, n_panels), "n_replicates": n_replicates,
+            "level": level}
+    return [{**head, "ranking": ranking,
+             **rank_coverage(*(np.concatenate(arrays) for arrays in zip(*blocks)))}
+            for ranking, blocks in parts.items()]
