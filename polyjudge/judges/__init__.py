@@ -15,5 +15,6 @@ from .runner import Budget, Call, RetryPolicy, Stopped, backoff_delay
 from .sending import run_calls
 
 __all__ = ["AnswerFormat", "Budget", "Call", "CallCache", "CallResult", "Endpoint", "Prompt",
-           "RetryPolicy", "Stopped", "backoff_delay", "call_key", "endpoints_from_config", "load_prompt",
-           "parse_answer", "plan_table", "plan_totals", "readable_cost", "run_calls"]
+           "RetryPolicy", "Stopped", "backoff_delay", "call_key", "endpoints_from_config",
+           "load_prompt", "parse_answer", "plan_table", "plan_totals", "readable_cost",
+           "run_calls"]

@@ -219,7 +219,8 @@ def sendable(calls: list[Call]) -> list[Call]:
 
 
 # --- tables ---------------------------------------------------------------------------------------
-def calls_table(calls: list[Call], results: dict[str, CallResult]) -> pd.DataFrame:
+def calls_table(calls: list[Call], results: dict[str, CallResult]
+                ) -> pd.DataFrame:
     """One row per call: its meta and its result (``results``: key -> result; a call without
     messages is ``no_input``). Raw replies are kept, so tables can be re-parsed."""
     rows = []
