@@ -66,7 +66,7 @@ def main(smk):
             raise ValueError(f"{stopped} (round {number}; the rounds before it are cached)"
                              ) from None
         for calls, result in zip(built, results):
-            tables.append(protocols.calls_table(calls, {r["key"]: r for r in result})
+            tables.append(protocols.calls_table(calls, {r.key: r for r in result})
                           .assign(round=number))
         table = pd.concat(tables, ignore_index=True)
         scores = rounds.margin_array(table, order[:end], languages, collect["judges"])

@@ -10,9 +10,11 @@ from .endpoints import Endpoint, endpoints_from_config
 from .parse import AnswerFormat, parse_answer
 from .plan import plan_table, plan_totals, readable_cost
 from .prompts import Prompt, load_prompt
+from .records import CallResult
 from .runner import Budget, Call, RetryPolicy, Stopped, backoff_delay
 from .sending import run_calls
 
-__all__ = ["AnswerFormat", "Budget", "Call", "CallCache", "Endpoint", "Prompt", "RetryPolicy",
-           "Stopped", "backoff_delay", "call_key", "endpoints_from_config", "load_prompt",
-           "parse_answer", "plan_table", "plan_totals", "readable_cost", "run_calls"]
+__all__ = ["AnswerFormat", "Budget", "Call", "CallCache", "CallResult", "Endpoint", "Prompt",
+           "RetryPolicy", "Stopped", "backoff_delay", "call_key", "endpoints_from_config",
+           "load_prompt", "parse_answer", "plan_table", "plan_totals", "readable_cost",
+           "run_calls"]

@@ -34,9 +34,9 @@ from pathlib import Path
 
 from .cache import CallCache, canonical_json
 from .endpoints import Endpoint
-from .parse import FAILED, AnswerFormat
-from .runner import (Budget, Call, EndpointError, RetryPolicy, Stopped, cached_result, pause,
-                     reply_record, request_body)
+from .parse import FAILED
+from .records import CallResult
+from .runner import Call, Channel, EndpointError, Stopped, pause, request_body
 
 log = logging.getLogger("polyjudge.judges")
 
@@ -150,22 +150,22 @@ def chunks(items: list, size: int) -> list[list]:
 class _Run:
     """One set's batches: re-attach, submit, wait, take in, resubmit what did not complete."""
 
-    def __init__(self, calls, endpoint, cache, answer, budget: Budget, label, client, stop,
-                 reason, policy: RetryPolicy, progress_interval, send_one_by_one):
-        self.calls, self.endpoint, self.cache, self.answer = calls, endpoint, cache, answer
-        self.budget, self.label, self.client, self.stop = budget, label, client, stop
-        self.reason, self.policy, self.interval = reason, policy, progress_interval
-        self.send_one_by_one = send_one_by_one
-        self.journal = Journal(journal_path(cache))
-        self.results: dict[str, dict] = {}
+    def __init__(self, calls: list[Call], channel: Channel, send_one_by_one):
+        self.calls, self.send_one_by_one = calls, send_one_by_one
+        self.endpoint, self.cache, self.answer = channel.endpoint, channel.cache, channel.answer
+        self.budget, self.label, self.client = channel.budget, channel.label, channel.client
+        self.stop, self.policy = channel.stop, channel.policy
+        self.interval = channel.progress_interval
+        self.journal = Journal(journal_path(self.cache))
+        self.results: dict[str, CallResult] = {}
         self.tries: Counter = Counter()  # batches each key went into without completing
-        self.capped = False  # max_cost left no room for a batch
+        self.capped: str | None = None  # why max_cost left no room for a batch
 
-    async def __call__(self) -> list[dict]:
+    async def __call__(self) -> list[CallResult]:
         for call in self.calls:
             record = self.cache.get(call.key)
             if record is not None:
-                self.results[call.key] = cached_result(record, self.answer)
+                self.results[call.key] = CallResult.from_cache(record, self.answer)
         running = await self.reattach()
         cached = len(self.results)
         log.info("%s: %d calls, %d in the cache, %d in %d batch(es) already submitted", self.label,
@@ -177,7 +177,7 @@ class _Run:
             leftovers = [c for c in missing if self.tries[c.key]]
             if leftovers and self.endpoint.batch_leftovers == "sync" and not self.capped:
                 for result in await self.send_one_by_one(leftovers):
-                    self.results[result["key"]] = result
+                    self.results[result.key] = result
                 missing = [c for c in missing if c.key not in self.results]
             for chunk in chunks(missing if not self.capped else [],
                                 self.endpoint.batch_max_requests):
@@ -194,13 +194,13 @@ class _Run:
                 self.take_in(entry, state, await self.files(state))
             running = [e for e in running if e not in ended]
         if self.capped:
-            self.stop.set()  # the other sets stop too, as at a call that does not fit
+            self.stop.set(self.capped)  # the other sets stop too, as at a call that does not fit
         left = [c for c in self.calls if c.key not in self.results]
         if left:
             running_ids = ", ".join(e["batch"] for e in running)
             at_provider = (f"; batch(es) {running_ids} go on at the provider and the next run "
                            "re-attaches to them (nothing is submitted twice)" if running else "")
-            raise Stopped(f"{self.label}: stopped ({'; '.join(dict.fromkeys(self.reason))}) with "
+            raise Stopped(f"{self.label}: stopped ({self.stop.describe()}) with "
                           f"{len(left)} of {len(self.calls)} calls not made{at_provider}; finished "
                           "calls are cached: rerun to continue where it stopped")
         return [self.results[c.key] for c in self.calls]
@@ -241,8 +241,7 @@ class _Run:
         estimate = float(sum(self.budget.estimate(c) for c in chunk))
         ticket = self.budget.reserve_cost(estimate, lasting=True)
         if ticket is None:  # the batches already created are waited for, as calls in flight are
-            self.reason.append(self.budget.describe())
-            self.capped = True
+            self.capped = self.budget.describe()
             return None
         local = uuid.uuid4().hex
         entry = {"local": local, "keys": [c.key for c in chunk], "estimate": estimate,
@@ -345,10 +344,10 @@ class _Run:
             if line["custom_id"] not in keys:
                 continue
             if response.get("status_code") == 200 and isinstance(response.get("body"), dict):
-                record = reply_record(line["custom_id"], self.endpoint, response["body"],
-                                      self.answer, batch=batch)
+                record = CallResult.from_reply(line["custom_id"], self.endpoint,
+                                               response["body"], self.answer, batch=batch)
                 records.append(record)
-                cost += record["cost"]
+                cost += record.cost
             else:
                 errors.append(line)
         # paid: counted before it is cached (a kill in between over-counts, never under-counts)
@@ -358,9 +357,9 @@ class _Run:
         else:
             self.budget.add(cost)
         for record in records:
-            if self.cache.get(record["key"]) is None:
-                self.cache.put(record)
-            self.results.setdefault(record["key"], {**record, "cached": False})
+            if self.cache.get(record.key) is None:
+                self.cache.put(record.to_dict())
+            self.results.setdefault(record.key, record)
         unfinished = 0
         for line in errors:
             key = line["custom_id"]
@@ -369,18 +368,16 @@ class _Run:
             code, message = line_error(line)
             if code in UNFINISHED:
                 continue
-            self.results[key] = {"key": key, "endpoint": self.endpoint.name, "status": FAILED,
-                                 "error": f"batch {batch}: {code} {message}".strip(),
-                                 "attempts": 1, "cached": False}
+            self.results[key] = CallResult.failure(
+                key, self.endpoint.name, f"batch {batch}: {code} {message}".strip(), 1)
         for key in keys - set(self.results):
             self.tries[key] += 1
             unfinished += 1
             if self.tries[key] >= self.policy.max_attempts:
-                self.results[key] = {"key": key, "endpoint": self.endpoint.name,
-                                     "status": FAILED, "attempts": self.tries[key],
-                                     "error": f"not completed in {self.tries[key]} batches",
-                                     "cached": False}
-        failed = sum(self.results.get(k, {}).get("status") == FAILED for k in keys)
+                self.results[key] = CallResult.failure(
+                    key, self.endpoint.name, f"not completed in {self.tries[key]} batches",
+                    self.tries[key])
+        failed = sum(k in self.results and self.results[k].status == FAILED for k in keys)
         self.journal.write({"local": entry["local"], "done": state["status"]})
         log.info("%s: batch %s %s: %d results ($%.4f), %d failed, %d not completed%s",
                  self.label, batch, state["status"], len(records), cost, failed, unfinished,
@@ -399,11 +396,9 @@ class _Run:
                           f"created are in {self.journal.path} and the next run re-attaches")
 
 
-async def run_batches(calls: list[Call], endpoint: Endpoint, cache: CallCache,
-                      answer: AnswerFormat, budget: Budget, label: str, client,
-                      stop: asyncio.Event, reason: list, policy: RetryPolicy,
-                      progress_interval: float, send_one_by_one) -> list[dict]:
-    """Results of ``calls`` in order, made in batch jobs (see the module docstring);
-    ``send_one_by_one(calls)`` sends leftovers synchronously with ``batch_leftovers: sync``."""
-    return await _Run(calls, endpoint, cache, answer, budget, label, client, stop, reason, policy,
-                      progress_interval, send_one_by_one)()
+async def run_batches(calls: list[Call], channel: Channel, send_one_by_one
+                      ) -> list[CallResult]:
+    """Results of ``calls`` in order, made in batch jobs through ``channel`` (see the module
+    docstring); ``send_one_by_one(calls)`` sends leftovers synchronously with
+    ``batch_leftovers: sync``."""
+    return await _Run(calls, channel, send_one_by_one)()

@@ -26,6 +26,7 @@ from .cache import call_key
 from .endpoints import Endpoint
 from .plan import estimate_tokens
 from .prompts import Prompt
+from .records import CallResult
 from .runner import Call
 
 FIELDS = ("input", "output_1", "output_2")
@@ -218,16 +219,17 @@ def sendable(calls: list[Call]) -> list[Call]:
 
 
 # --- tables ---------------------------------------------------------------------------------------
-def calls_table(calls: list[Call], results: dict[str, dict]) -> pd.DataFrame:
-    """One row per call: its meta and its result (``results``: key -> runner result; a call
-    without messages is ``no_input``). Raw replies are kept, so tables can be re-parsed."""
+def calls_table(calls: list[Call], results: dict[str, CallResult]
+                ) -> pd.DataFrame:
+    """One row per call: its meta and its result (``results``: key -> result; a call without
+    messages is ``no_input``). Raw replies are kept, so tables can be re-parsed."""
     rows = []
     for call in calls:
         result = results.get(call.key) if call.messages is not None else None
         meta = {k: v for k, v in call.meta.items() if k != "expected_output_tokens"}
         if result is None:
-            result = {"status": NO_INPUT, "key": call.key, "endpoint": call.meta["endpoint"]}
-        row = {**meta, **{c: result.get(c) for c in RESULT_COLUMNS if c != "prompt"}}
+            result = CallResult(call.key, call.meta["endpoint"], NO_INPUT)
+        row = {**meta, **{c: getattr(result, c) for c in RESULT_COLUMNS if c != "prompt"}}
         rows.append(row)
     table = pd.DataFrame(rows, columns=None if rows else ["stage", *RESULT_COLUMNS])
     for column in ("value", "raw", "error", "finish_reason", "model", "served_model", "batch"):

@@ -29,8 +29,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .cache import CallCache
 from .endpoints import Endpoint
-from .parse import FAILED, AnswerFormat, parse_answer
+from .parse import FAILED, AnswerFormat
+from .records import CallResult
 
 log = logging.getLogger("polyjudge.judges")
 for _name in ("httpx", "httpx2", "openai"):  # one line per request would drown the progress lines
@@ -188,7 +190,7 @@ def make_client(endpoint: Endpoint):
                               max_retries=0, timeout=endpoint.timeout)
 
 
-async def pause(seconds: float, stop: asyncio.Event) -> None:
+async def pause(seconds: float, stop: Stop) -> None:
     """Sleep, or return early when the run is told to stop."""
     try:
         await asyncio.wait_for(stop.wait(), timeout=seconds)
@@ -202,48 +204,96 @@ def request_body(call: Call, endpoint: Endpoint) -> dict:
     return {"model": endpoint.model, "messages": call.messages, **endpoint.generation(), **extra}
 
 
-def cached_result(record: dict, answer: AnswerFormat) -> dict:
-    """The result of a call found in the cache: its stored reply re-parsed with the current
-    answer format (so a changed parser needs no new calls)."""
-    value, status = parse_answer(record.get("raw"), answer, bool(record.get("truncated")))
-    return {**record, "value": value, "status": status, "cached": True}
 
 
-def reply_record(key: str, endpoint: Endpoint, body: dict, answer: AnswerFormat, *,
-                 latency: float = 0.0, attempts: int = 1, batch: str | None = None) -> dict:
-    """The cache record of one chat completion (``body``: its JSON object), costed at the
-    endpoint's batch prices when it came from batch job ``batch``."""
-    choices = body.get("choices") or []
-    choice = choices[0] if choices else {}
-    raw = (choice.get("message") or {}).get("content")
-    finish = choice.get("finish_reason")
-    usage = body.get("usage")
-    tokens_in = int((usage or {}).get("prompt_tokens") or 0)
-    tokens_out = int((usage or {}).get("completion_tokens") or 0)
-    value, status = parse_answer(raw, answer, finish == "length")
-    record = {"key": key, "endpoint": endpoint.name, "model": endpoint.model,
-              "served_model": body.get("model"), "usage_reported": usage is not None,
-              "base_url": endpoint.base_url, "raw": raw, "value": value, "status": status,
-              "finish_reason": finish, "truncated": finish == "length",
-              "input_tokens": tokens_in, "output_tokens": tokens_out,
-              "cost": float(endpoint.cost(tokens_in, tokens_out, batch=batch is not None)),
-              "latency": latency, "attempts": attempts,
-              "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    return {**record, "batch": batch} if batch is not None else record
+class Stop:
+    """The one stop of every set of calls made at once, and why it was set (a signal, the
+    budget, an endpoint error): calls in flight finish and are cached, no new call starts."""
+
+    def __init__(self):
+        self._event = asyncio.Event()
+        self.reasons: list[str] = []
+        """Why it was set, in order (a reason may repeat)."""
+
+    def set(self, reason: str) -> None:
+        self.reasons.append(reason)
+        self._event.set()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+
+    def describe(self) -> str:
+        """The reasons, each once: ``max_cost reached (...); SIGTERM``."""
+        return "; ".join(dict.fromkeys(self.reasons))
 
 
-async def _send(client, endpoint: Endpoint, call: Call, answer: AnswerFormat, policy: RetryPolicy,
-                rng: np.random.Generator, limiter: _RateLimiter, stop: asyncio.Event) -> dict:
+@dataclass(frozen=True)
+class Channel:
+    """What the calls of one set share while they are made, one by one or in batch jobs."""
+    endpoint: Endpoint
+    """The endpoint called."""
+    cache: CallCache
+    """The shard's call store: looked up first, each reply appended."""
+    answer: AnswerFormat
+    """How a reply becomes a value (replies and cached replies alike)."""
+    budget: Budget
+    """The collection's spend against ``max_cost``: each call reserves before it starts."""
+    client: object
+    """The async OpenAI client (None when every call is cached)."""
+    stop: Stop
+    """The stop shared by every set made at once."""
+    policy: RetryPolicy = RetryPolicy()
+    """Retries of a call (and polls of a batch) and their backoff."""
+    label: str = ""
+    """The set's name in the progress lines and messages."""
+    progress_interval: float = 30.0
+    """Seconds between progress lines."""
+    seed: int = 0
+    """Seeds the retry jitter."""
+
+
+@dataclass
+class Tally:
+    """What happened to a set's calls so far, for the progress lines and the unreachable check."""
+    total: int
+    """Calls in the set."""
+    cached: int = 0
+    """Found in the cache."""
+    new: int = 0
+    """Replies made in this run."""
+    failed: int = 0
+    """Failed in this run (after their retries)."""
+    unparseable: int = 0
+    """Replies, cached or new, whose answer did not parse."""
+    unreachable: int = 0
+    """Failures in a row that reached no server (reset by any reply or other failure)."""
+    started: float = field(default_factory=time.monotonic)
+    """When the set started (``time.monotonic``)."""
+
+    def line(self, label: str) -> str:
+        done = self.cached + self.new + self.failed
+        return progress_line(label, done, self.total, self.cached, self.failed,
+                             self.unparseable, time.monotonic() - self.started,
+                             self.new + self.failed)
+
+
+async def _send(channel: Channel, call: Call, rng: np.random.Generator, limiter: _RateLimiter
+                ) -> CallResult:
+    """One call with its retries: the reply, or a ``failed`` result."""
     import openai
     retryable = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
                  openai.ConflictError)
     fatal = (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
+    endpoint, policy, stop = channel.endpoint, channel.policy, channel.stop
     error = ""
     for attempt in range(policy.max_attempts):
         await limiter.wait()
         start = time.monotonic()
         try:
-            response = await client.chat.completions.create(**request_body(call, endpoint))
+            response = await channel.client.chat.completions.create(**request_body(call, endpoint))
         except fatal as exc:
             raise EndpointError(f"endpoint {endpoint.name!r} ({endpoint.base_url}, model "
                                 f"{endpoint.model}): {type(exc).__name__} {exc.status_code}; "
@@ -261,87 +311,76 @@ async def _send(client, endpoint: Endpoint, call: Call, answer: AnswerFormat, po
                 error += " (stopped before retrying)"
                 break
             continue
-        return reply_record(call.key, endpoint, response.model_dump(), answer,
-                            latency=round(time.monotonic() - start, 4), attempts=attempt + 1)
-    return {"key": call.key, "endpoint": endpoint.name, "status": FAILED, "error": error,
-            "attempts": attempt + 1}
+        return CallResult.from_reply(call.key, endpoint, response.model_dump(), channel.answer,
+                                     latency=round(time.monotonic() - start, 4),
+                                     attempts=attempt + 1)
+    return CallResult.failure(call.key, endpoint.name, error, attempt + 1)
 
 
-async def execute(calls, endpoint, cache, answer, policy, budget, progress_interval, label,
-                  client, seed, stop: asyncio.Event, reason: list):
-    """Results of ``calls`` in order, made one by one (see the module docstring); ``stop`` is
-    shared by every set made at once and ``reason`` collects why it was set."""
-    results: list[dict | None] = [None] * len(calls)
+async def execute(calls: list[Call], channel: Channel) -> list[CallResult]:
+    """Results of ``calls`` in order, made one by one through ``channel`` (see the module
+    docstring); :class:`Stopped` when its stop was set before every call was made."""
+    endpoint, budget, cache, stop, label = (channel.endpoint, channel.budget, channel.cache,
+                                            channel.stop, channel.label)
+    results: list[CallResult | None] = [None] * len(calls)
     pending = deque()
     for i, call in enumerate(calls):
         record = cache.get(call.key)
         if record is None:
             pending.append(i)
         else:
-            results[i] = cached_result(record, answer)
-    counts = {"cached": len(calls) - len(pending), "new": 0, "failed": 0, "unparseable": 0,
-              "unreachable": 0}
+            results[i] = CallResult.from_cache(record, channel.answer)
+    tally = Tally(len(calls), cached=len(calls) - len(pending))
     # a shard whose first calls all fail to connect stops instead of retrying every call
     unreachable_limit = max(3, min(endpoint.max_concurrency, len(pending)))
-    for r in results:
-        if r is not None and r["status"] != "ok":
-            counts["unparseable"] += 1
+    tally.unparseable = sum(r is not None and r.status != "ok" for r in results)
     limiter = _RateLimiter(endpoint.requests_per_minute)
-    rng = np.random.default_rng(seed)
-    started = time.monotonic()
-
-    def line():
-        done = counts["cached"] + counts["new"] + counts["failed"]
-        return progress_line(label, done, len(calls), counts["cached"], counts["failed"],
-                             counts["unparseable"], time.monotonic() - started,
-                             counts["new"] + counts["failed"])
+    rng = np.random.default_rng(channel.seed)
 
     async def worker():
         while pending and not stop.is_set():
             ticket = budget.reserve(calls[pending[0]])
             if ticket is None:
-                reason.append(budget.describe())
-                stop.set()
+                stop.set(budget.describe())
                 break
             i = pending.popleft()
             try:
-                result = await _send(client, endpoint, calls[i], answer, policy, rng, limiter,
-                                     stop)
+                result = await _send(channel, calls[i], rng, limiter)
             except BaseException:
                 budget.release(ticket)
                 raise
-            if result["status"] == FAILED:
+            if result.status == FAILED:
                 budget.release(ticket)
-            if result["status"] == FAILED and stop.is_set():
+            if result.status == FAILED and stop.is_set():
                 pending.appendleft(i)  # cut short by the stop: not made, not a failure
                 break
-            if result["status"] == FAILED:
-                counts["failed"] += 1
-                log.warning("%s: call failed after %d tries (%s)", label, result["attempts"],
-                            result["error"])
-                unreachable = result["error"].startswith(UNREACHABLE_ERRORS)
-                counts["unreachable"] = counts["unreachable"] + 1 if unreachable else 0
-                if counts["new"] == 0 and counts["unreachable"] >= unreachable_limit:
+            if result.status == FAILED:
+                tally.failed += 1
+                log.warning("%s: call failed after %d tries (%s)", label, result.attempts,
+                            result.error)
+                unreachable = result.error.startswith(UNREACHABLE_ERRORS)
+                tally.unreachable = tally.unreachable + 1 if unreachable else 0
+                if tally.new == 0 and tally.unreachable >= unreachable_limit:
                     raise EndpointError(
                         f"endpoint {endpoint.name!r} cannot be reached at {endpoint.base_url}: "
-                        f"{counts['unreachable']} calls in a row failed with {result['error']} "
-                        f"after {result['attempts']} tries each, and none succeeded; check that "
+                        f"{tally.unreachable} calls in a row failed with {result.error} "
+                        f"after {result.attempts} tries each, and none succeeded; check that "
                         "the server is running and the base_url (nothing was cached, no cost)")
             else:
-                counts["unreachable"] = 0
-                budget.settle(ticket, result["cost"])  # paid: counted before it is cached
-                cache.put({k: v for k, v in result.items()})
-                counts["new"] += 1
-                counts["unparseable"] += result["status"] != "ok"
-            results[i] = {**result, "cached": False}
+                tally.unreachable = 0
+                budget.settle(ticket, result.cost)  # paid: counted before it is cached
+                cache.put(result.to_dict())
+                tally.new += 1
+                tally.unparseable += result.status != "ok"
+            results[i] = result
 
     async def reporter():
         while True:
-            await asyncio.sleep(progress_interval)
-            log.info(line())
+            await asyncio.sleep(channel.progress_interval)
+            log.info(tally.line(label))
 
     log.info("%s: %d calls, %d in the cache, %d to send (concurrency %d)", label, len(calls),
-             counts["cached"], len(pending), endpoint.max_concurrency)
+             tally.cached, len(pending), endpoint.max_concurrency)
     progress = asyncio.create_task(reporter())
     try:
         async with asyncio.TaskGroup() as group:
@@ -351,10 +390,9 @@ async def execute(calls, endpoint, cache, answer, policy, budget, progress_inter
         raise errors.exceptions[0] from None
     finally:
         progress.cancel()
-    log.info(line())
+    log.info(tally.line(label))
     if pending:
-        raise Stopped(f"{label}: stopped ({'; '.join(dict.fromkeys(reason))}) with "
-                      f"{len(pending)} of {len(calls)} calls not made; finished calls are "
-                      "cached: rerun to continue where it stopped (after raising max_cost if "
-                      "that was the reason)")
+        raise Stopped(f"{label}: stopped ({stop.describe()}) with {len(pending)} of {len(calls)} "
+                      "calls not made; finished calls are cached: rerun to continue where it "
+                      "stopped (after raising max_cost if that was the reason)")
     return results

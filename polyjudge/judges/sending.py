@@ -14,18 +14,18 @@ from .batch import run_batches
 from .cache import CallCache
 from .endpoints import Endpoint
 from .parse import AnswerFormat
-from .runner import Budget, Call, EndpointError, RetryPolicy, execute, make_client
+from .records import CallResult
+from .runner import Budget, Call, Channel, EndpointError, RetryPolicy, Stop, execute, make_client
 
 
 @contextlib.contextmanager
-def _stop_on_signals(stop: asyncio.Event, reason: list):
+def _stop_on_signals(stop: Stop):
     """SIGTERM / SIGINT set ``stop`` (calls in flight finish and are cached) instead of killing."""
     loop = asyncio.get_running_loop()
     signals = (signal.SIGTERM, signal.SIGINT)
     for sig in signals:
         try:
-            loop.add_signal_handler(sig, lambda s=sig: (reason.append(signal.Signals(s).name),
-                                                        stop.set()))
+            loop.add_signal_handler(sig, lambda s=sig: stop.set(signal.Signals(s).name))
         except (NotImplementedError, RuntimeError, ValueError):
             pass
     try:
@@ -51,39 +51,36 @@ class CallSet:
 
 
 def run_call_sets(sets: list[CallSet], *, policy: RetryPolicy = RetryPolicy(),
-                  progress_interval: float = 30.0, client=None) -> list[list[dict]]:
-    """Results of each set (as :func:`run_calls`), all sets made at once in one event loop.
+                  progress_interval: float = 30.0, client=None) -> list[list[CallResult]]:
+    """Results of each set (as :func:`run_calls`, as records), all sets made at once in one
+    event loop.
 
     One stop for all: a signal, a budget or an endpoint error in any set stops every set once
     its calls in flight are done and cached; then the first error is raised.
     """
     async def main():
-        stop, reason = asyncio.Event(), []
+        stop = Stop()
 
         async def one(job: CallSet):
             own = client or (make_client(job.endpoint)
                              if any(job.cache.get(c.key) is None for c in job.calls)
                              or job.endpoint.batch else None)
-            budget, label = job.budget or Budget(None), job.label or job.endpoint.name
-
-            def one_by_one(calls):
-                return execute(calls, job.endpoint, job.cache, job.answer, policy, budget,
-                               progress_interval, label, own, job.seed, stop, reason)
+            channel = Channel(job.endpoint, job.cache, job.answer, job.budget or Budget(None),
+                              own, stop, policy, job.label or job.endpoint.name,
+                              progress_interval, job.seed)
             try:
                 if job.endpoint.batch:
-                    return await run_batches(job.calls, job.endpoint, job.cache, job.answer,
-                                             budget, label, own, stop, reason, policy,
-                                             progress_interval, one_by_one)
-                return await one_by_one(job.calls)
+                    return await run_batches(job.calls, channel,
+                                             lambda calls: execute(calls, channel))
+                return await execute(job.calls, channel)
             except EndpointError:
-                reason.append(f"endpoint {job.endpoint.name!r} failed")
-                stop.set()
+                stop.set(f"endpoint {job.endpoint.name!r} failed")
                 raise
             finally:
                 if client is None and own is not None:
                     await own.close()
 
-        with _stop_on_signals(stop, reason):
+        with _stop_on_signals(stop):
             return await asyncio.gather(*(one(job) for job in sets), return_exceptions=True)
 
     try:
@@ -104,8 +101,10 @@ def run_calls(calls: list[Call], endpoint: Endpoint, cache: CallCache, answer: A
     """Results of ``calls`` in order (cached, new, or failed), one by one as
     :mod:`polyjudge.judges.runner` says, or in batch jobs for an endpoint with ``batch``.
 
-    Each result has the cache record's fields plus ``cached``; ``status`` is ok, parse_failure
-    or failed. ``seed`` seeds the retry jitter.
+    Each result is a plain record (:meth:`~polyjudge.judges.records.CallResult.to_dict`): the
+    cache record's fields plus ``cached``; ``status`` is ok, parse_failure or failed. ``seed``
+    seeds the retry jitter.
     """
-    return run_call_sets([CallSet(calls, endpoint, cache, answer, budget, label, seed)],
-                         policy=policy, progress_interval=progress_interval, client=client)[0]
+    results = run_call_sets([CallSet(calls, endpoint, cache, answer, budget, label, seed)],
+                            policy=policy, progress_interval=progress_interval, client=client)[0]
+    return [r.to_dict(with_cached=True) for r in results]

@@ -56,13 +56,14 @@ def run_shard(calls, endpoint: Endpoint, prompt: Prompt, settings: dict, collect
     job = shard_set(calls, endpoint, prompt, settings, collection, stage, shard, label, budget)
     results = run_call_sets([job], policy=RetryPolicy(**settings["retries"]),
                             progress_interval=settings["progress_interval"])[0]
-    for line in server_quirks(results, endpoint):
+    for line in server_quirks([r.to_dict(with_cached=True) for r in results], endpoint):
         log.warning("%s: %s", label, line)
-    return protocols.calls_table(calls, {r["key"]: r for r in results})
+    return protocols.calls_table(calls, {r.key: r for r in results})
 
 
 def server_quirks(results: list[dict], endpoint: Endpoint) -> list[str]:
-    """What the server did that a user should know, from the replies of this run: another model
+    """What the server did that a user should know, from the replies of this run (plain records,
+    :meth:`~polyjudge.judges.records.CallResult.to_dict`): another model
     answered than the one asked for, replies without usage (their tokens and cost count as 0),
     finish reasons other than stop / length."""
     new = [r for r in results if not r.get("cached") and "finish_reason" in r]
