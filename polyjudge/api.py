@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .data import io, shape
-from .data.errors import api_front
+from .data.errors import api_messages
 from .data.panel import Panel
 
 __all__ = ["Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "calibrate", "heldout",
@@ -36,7 +36,7 @@ def _module(name: str):
 
 # --- run table -> task-level panel ---------------------------------------------------------------
 
-@api_front
+@api_messages
 def prepare_runs(runs: pd.DataFrame, *, task: str = "task", language: str = "language",
                  backbone: str = "backbone", score: str = "score", framework: str = "framework",
                  languages=None, backbones=None, score_range=None, missing: str = "error",
@@ -128,7 +128,7 @@ class Calibration:
                          "ranking_bump_chart")
 
 
-@api_front
+@api_messages
 def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "language",
               backbone: str = "backbone", score: str = "score", framework: str = "framework",
               languages=None, backbones=None, score_range=None, missing: str = "error",
@@ -223,7 +223,7 @@ class Heldout:
                                           title="Held-out cross-task rank consistency")
 
 
-@api_front
+@api_messages
 def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: int = 7,
             reference: str = "CBC", requirements: pd.DataFrame | None = None,
             run_verdicts: bool = True, verdict_threshold: float = 100.0, task: str = "task",
@@ -282,7 +282,7 @@ class Reversal:
         return figures.reversal_strength(self.pairs, units)
 
 
-@api_front
+@api_messages
 def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, seed: int = 507,
              task: str = "task", language: str = "language", backbone: str = "backbone",
              score: str = "score", framework: str = "framework", languages=None, backbones=None,
@@ -364,7 +364,7 @@ def cmi_null_shard(strata, convention: str, shard: int, *, k: int = 2, permutati
                          "statistic": draws})
 
 
-@api_front
+@api_messages
 def cmi_test(runs: pd.DataFrame, *, k: int = 2, permutations: int = 500, shards: int = 4,
              seed: int = 407, conventions=("protocol", "sklearn"), null: pd.DataFrame | None = None,
              task: str = "task", language: str = "language", backbone: str = "backbone",
@@ -451,7 +451,7 @@ class JudgeLS:
         raise ValueError(f"unknown figure {figure!r}; one of flips, position")
 
 
-@api_front
+@api_messages
 def judge_ls(verdicts: pd.DataFrame, *, reference: str = "en", conditions=None,
              on_duplicate: str = "error", confidence: float = 0.95,
              columns: Mapping[str, str] | None = None,

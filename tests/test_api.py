@@ -157,14 +157,14 @@ def test_incomplete_panel_uses_least_squares_by_default():
 def test_bad_input_gives_the_workflows_message(damage, message):
     """The same validation as the workflow's ingest, the table named by ``source``: the same
     problem, worded for the API (its arguments, the DataFrame's index)."""
-    from polyjudge.data.errors import front
+    from polyjudge.data.errors import messages_for
     bad = damage(unusual_runs())
     with pytest.raises(io.InputError) as raised:
         polyjudge.calibrate(bad, source="my_runs.csv", **UNUSUAL_COLUMNS)
     with pytest.raises(io.InputError) as workflow:
         io.validate_runs(io.rename_columns(bad, UNUSUAL_COLUMNS), "my_runs.csv",
                          mapping=UNUSUAL_COLUMNS)
-    with front("api"), pytest.raises(io.InputError) as api:
+    with messages_for("api"), pytest.raises(io.InputError) as api:
         io.validate_runs(io.rename_columns(bad, UNUSUAL_COLUMNS), "my_runs.csv",
                          mapping=UNUSUAL_COLUMNS)
     assert str(raised.value) == str(api.value)
