@@ -4,7 +4,7 @@ A run table is long: one row per judge run, with task, language, backbone, score
 framework (repeated runs of a cell; none means one run per cell) columns, named by the keyword
 arguments. Every function validates it exactly as the workflow's ingest step does
 (:func:`polyjudge.data.io.validate_runs`, :func:`polyjudge.data.io.build_panel`), so bad input raises the
-same :class:`~polyjudge.data.io.InputError` message, naming ``source`` instead of the file. The rule
+same :class:`~polyjudge.data.errors.InputError` message, naming ``source`` instead of the file. The rule
 scripts call these functions too, so a notebook and the workflow compute the same numbers.
 
 Each function returns a frozen result with tidy DataFrames and, where the workflow draws a
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .data import io, shape
-from .data.errors import api_messages
+from .data.errors import InputError, api_messages
 from .data.panel import Panel
 
 __all__ = ["Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "calibrate", "heldout",
@@ -347,7 +347,7 @@ def cmi_strata(runs, panel: Panel, source="runs"):
         strata = information.read_cmi_strata(runs, panel.tasks, panel.languages, panel.backbones)
         frameworks = len(strata.frameworks)
     if frameworks < 2:
-        raise io.InputError(source, "one run per task x language x backbone cell",
+        raise InputError(source, "one run per task x language x backbone cell",
                             "repeated runs (frameworks) in every cell for the CMI test")
     return strata or information.cmi_strata(runs, panel.tasks, panel.languages, panel.backbones)
 

@@ -1,8 +1,8 @@
 """Running a workflow step: logging to the rule's log file and clean failure on bad input.
 
 Rule scripts call :func:`run_step` with their ``main`` and the ``snakemake`` object; this module
-does not import Snakemake. An :class:`~polyjudge.data.io.InputError` (or a ValueError raised on user
-input) becomes one readable message in the log and on stderr, and a non-zero exit, so
+does not import Snakemake. An :class:`~polyjudge.data.errors.InputError` (or a ValueError raised
+on user input) becomes one readable message in the log and on stderr, and a non-zero exit, so
 Snakemake stops the workflow and removes the step's partial outputs.
 """
 from __future__ import annotations

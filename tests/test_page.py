@@ -20,7 +20,7 @@ from polyjudge.cbc.bootstrap import task_bootstrap
 from polyjudge.data import io
 from polyjudge.data.panel import Panel
 from polyjudge.analyses import judge_ls as jl
-from polyjudge.report.page.collect import Results
+from polyjudge.report.page.results_folder import Results
 from polyjudge.report.page.sections import panel_data
 from polyjudge.report.page.diff import run_diff
 from polyjudge.report.palette import OKABE_ITO

@@ -15,7 +15,7 @@ it and logs the reason.
 Dawid-Skene needs binary verdicts, given as :class:`BinaryItems` (items x language x backbone
 annotators, plus the task of each item), built from the standard tables by :func:`run_items`
 (run level, "score >= threshold", 100 by default: the protocol) or :func:`requirement_items`
-(requirement level: the paper's appendix); both live in :mod:`polyjudge.analyses.verdicts`.
+(requirement level: the paper's appendix); both live in :mod:`polyjudge.analyses.binary_verdicts`.
 """
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ from ..cbc.bootstrap import TaskBootstrap, weighted_cell_means
 from ..cbc.estimator import double_center, double_center_weighted
 from ..data.panel import Panel
 # the verdict builders are re-exported: method authors and the held-out step find them here
-from .verdicts import BinaryItems, MethodUnavailable, requirement_items, run_items  # noqa: F401
+from .binary_verdicts import (  # noqa: F401
+                    BinaryItems, MethodUnavailable, requirement_items, run_items)
 
 
 @dataclass(frozen=True)
