@@ -4,7 +4,7 @@ A run table is long: one row per judge run, with task, language, backbone, score
 framework (repeated runs of a cell; none means one run per cell) columns, named by the keyword
 arguments. Every function validates it exactly as the workflow's ingest step does
 (:func:`polyjudge.data.io.validate_runs`, :func:`polyjudge.data.io.build_panel`), so bad input raises the
-same :class:`~polyjudge.data.io.InputError` message, naming ``source`` instead of the file. The rule
+same :class:`~polyjudge.data.errors.InputError` message, naming ``source`` instead of the file. The rule
 scripts call these functions too, so a notebook and the workflow compute the same numbers.
 
 Each function returns a frozen result with tidy DataFrames and, where the workflow draws a
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .data import io, shape
-from .data.errors import api_front
+from .data.errors import InputError, api_messages
 from .data.panel import Panel
 
 __all__ = ["Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "calibrate", "heldout",
@@ -36,7 +36,7 @@ def _module(name: str):
 
 # --- run table -> task-level panel ---------------------------------------------------------------
 
-@api_front
+@api_messages
 def prepare_runs(runs: pd.DataFrame, *, task: str = "task", language: str = "language",
                  backbone: str = "backbone", score: str = "score", framework: str = "framework",
                  languages=None, backbones=None, score_range=None, missing: str = "error",
@@ -128,7 +128,7 @@ class Calibration:
                          "ranking_bump_chart")
 
 
-@api_front
+@api_messages
 def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "language",
               backbone: str = "backbone", score: str = "score", framework: str = "framework",
               languages=None, backbones=None, score_range=None, missing: str = "error",
@@ -223,7 +223,7 @@ class Heldout:
                                           title="Held-out cross-task rank consistency")
 
 
-@api_front
+@api_messages
 def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: int = 7,
             reference: str = "CBC", requirements: pd.DataFrame | None = None,
             run_verdicts: bool = True, verdict_threshold: float = 100.0, task: str = "task",
@@ -282,7 +282,7 @@ class Reversal:
         return figures.reversal_strength(self.pairs, units)
 
 
-@api_front
+@api_messages
 def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, seed: int = 507,
              task: str = "task", language: str = "language", backbone: str = "backbone",
              score: str = "score", framework: str = "framework", languages=None, backbones=None,
@@ -347,7 +347,7 @@ def cmi_strata(runs, panel: Panel, source="runs"):
         strata = information.read_cmi_strata(runs, panel.tasks, panel.languages, panel.backbones)
         frameworks = len(strata.frameworks)
     if frameworks < 2:
-        raise io.InputError(source, "one run per task x language x backbone cell",
+        raise InputError(source, "one run per task x language x backbone cell",
                             "repeated runs (frameworks) in every cell for the CMI test")
     return strata or information.cmi_strata(runs, panel.tasks, panel.languages, panel.backbones)
 
@@ -364,7 +364,7 @@ def cmi_null_shard(strata, convention: str, shard: int, *, k: int = 2, permutati
                          "statistic": draws})
 
 
-@api_front
+@api_messages
 def cmi_test(runs: pd.DataFrame, *, k: int = 2, permutations: int = 500, shards: int = 4,
              seed: int = 407, conventions=("protocol", "sklearn"), null: pd.DataFrame | None = None,
              task: str = "task", language: str = "language", backbone: str = "backbone",
@@ -451,7 +451,7 @@ class JudgeLS:
         raise ValueError(f"unknown figure {figure!r}; one of flips, position")
 
 
-@api_front
+@api_messages
 def judge_ls(verdicts: pd.DataFrame, *, reference: str = "en", conditions=None,
              on_duplicate: str = "error", confidence: float = 0.95,
              columns: Mapping[str, str] | None = None,

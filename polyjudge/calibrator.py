@@ -27,7 +27,7 @@ from .api import calibrate_panel, prepare_runs
 from .data import io
 from .data.atomic import write_atomically
 from .data.digest import training_sha256, training_sha256_file  # noqa: F401 (public here)
-from .data.errors import InputError, api_front
+from .data.errors import InputError, api_messages
 
 FORMAT = "polyjudge-calibrator"
 FORMAT_VERSION = 1
@@ -164,7 +164,7 @@ class Calibrator:
 
     # --- fit -------------------------------------------------------------------------------------
 
-    @api_front
+    @api_messages
     def fit(self, runs: pd.DataFrame, y=None, *, source="runs") -> "Calibrator":
         """Learn ``beta`` from a run table (validated as :func:`polyjudge.calibrate` does;
         ``source`` names it in error messages). ``y`` is ignored (scikit-learn). Returns self."""
@@ -260,7 +260,7 @@ class Calibrator:
             "and flagged calibrated=False; beta of a language or backbone cannot be inferred "
             "from the others (docs/methods.md section 10.6): refit on a panel that includes it")
 
-    @api_front
+    @api_messages
     def transform(self, runs: pd.DataFrame, *, source="runs") -> pd.DataFrame:
         """The runs (your columns, same rows in the same order) with columns ``beta``,
         ``score_cbc`` (= score - beta), with a band ``score_cbc_low`` / ``score_cbc_high``
@@ -293,7 +293,7 @@ class Calibrator:
 
     # --- rank ------------------------------------------------------------------------------------
 
-    @api_front
+    @api_messages
     def rank(self, runs: pd.DataFrame, n_replicates: int = 1000, level: float = 0.95,
              seed: int = 0, *, source="runs") -> pd.DataFrame:
         """Rank the backbones within each language on new runs, raw and calibrated.

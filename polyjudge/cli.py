@@ -19,7 +19,7 @@ import warnings
 from .calibrator import COLUMN_PARAMS, DEFAULT_BAND_REPLICATES, UNSEEN_POLICIES, Calibrator
 from .data import io, sources
 from .data.atomic import write_atomically
-from .data.errors import front
+from .data.errors import messages_for
 from .report.page import command as compare_command
 
 EXIT_INPUT = 2
@@ -210,7 +210,7 @@ def main(argv=None) -> int:
     """Entry point of the ``polyjudge`` command; returns the exit code (2 on bad input)."""
     args = build_parser().parse_args(argv)
     try:
-        with front("cli"):  # messages name this command's flags
+        with messages_for("cli"):  # messages name this command's flags
             message = COMMANDS[args.command](args)
     except ValueError as error:  # InputError and bad settings: the message says what to change
         print(f"polyjudge {args.command}: error: {error}", file=sys.stderr)

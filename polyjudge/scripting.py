@@ -1,8 +1,8 @@
 """Running a workflow step: logging to the rule's log file and clean failure on bad input.
 
 Rule scripts call :func:`run_step` with their ``main`` and the ``snakemake`` object; this module
-does not import Snakemake. An :class:`~polyjudge.data.io.InputError` (or a ValueError raised on user
-input) becomes one readable message in the log and on stderr, and a non-zero exit, so
+does not import Snakemake. An :class:`~polyjudge.data.errors.InputError` (or a ValueError raised
+on user input) becomes one readable message in the log and on stderr, and a non-zero exit, so
 Snakemake stops the workflow and removes the step's partial outputs.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-FRONT_VARIABLE = "POLYJUDGE_MESSAGES"
+MESSAGES_VARIABLE = "POLYJUDGE_MESSAGES"
 """Set by :func:`run_step` in a rule script's process: :func:`polyjudge.data.errors.say` then words
 messages for the workflow even inside the public functions (which word them for the API)."""
 
@@ -32,7 +32,7 @@ def run_step(main, smk) -> None:
     logging.captureWarnings(True)  # numerical warnings belong in the rule's log too
     log.info("rule %s, wildcards %s", smk.rule, dict(smk.wildcards))
     where = f"rule {smk.rule}" + "".join(f", {k} {v}" for k, v in dict(smk.wildcards).items())
-    os.environ[FRONT_VARIABLE] = "workflow"  # messages name the panel's config keys, file rows
+    os.environ[MESSAGES_VARIABLE] = "workflow"  # messages name the panel's config keys, file rows
     try:
         main(smk)
     except ValueError as error:  # bad input or settings: the message says what to change

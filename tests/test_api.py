@@ -13,6 +13,7 @@ from conftest import DATA, DEVAI_DIR
 import polyjudge
 from polyjudge.analyses.synthetic import simulate_panel
 from polyjudge.data import io
+from polyjudge.data.errors import InputError
 from polyjudge.scripting import write_csv
 
 REPO = Path(__file__).resolve().parents[1]
@@ -142,7 +143,7 @@ def test_calibrate_recovers_the_planted_interaction_and_its_identities():
 def test_incomplete_panel_uses_least_squares_by_default():
     synthetic = simulate_panel(seed=2, n_tasks=20, n_languages=3, n_backbones=3,
                                missing_fraction=0.1)
-    with pytest.raises(io.InputError, match="unbalanced panel"):
+    with pytest.raises(InputError, match="unbalanced panel"):
         polyjudge.calibrate(synthetic.runs)
     result = polyjudge.calibrate(synthetic.runs, missing="omit")
     assert result.estimator == "least_squares" and not result.summary["complete"]
@@ -157,14 +158,14 @@ def test_incomplete_panel_uses_least_squares_by_default():
 def test_bad_input_gives_the_workflows_message(damage, message):
     """The same validation as the workflow's ingest, the table named by ``source``: the same
     problem, worded for the API (its arguments, the DataFrame's index)."""
-    from polyjudge.data.errors import front
+    from polyjudge.data.errors import messages_for
     bad = damage(unusual_runs())
-    with pytest.raises(io.InputError) as raised:
+    with pytest.raises(InputError) as raised:
         polyjudge.calibrate(bad, source="my_runs.csv", **UNUSUAL_COLUMNS)
-    with pytest.raises(io.InputError) as workflow:
+    with pytest.raises(InputError) as workflow:
         io.validate_runs(io.rename_columns(bad, UNUSUAL_COLUMNS), "my_runs.csv",
                          mapping=UNUSUAL_COLUMNS)
-    with front("api"), pytest.raises(io.InputError) as api:
+    with messages_for("api"), pytest.raises(InputError) as api:
         io.validate_runs(io.rename_columns(bad, UNUSUAL_COLUMNS), "my_runs.csv",
                          mapping=UNUSUAL_COLUMNS)
     assert str(raised.value) == str(api.value)
@@ -221,7 +222,7 @@ def test_heldout_cmi_and_judge_ls_results():
     assert polyjudge.cmi_test(runs, permutations=12, shards=3, seed=2,
                              null=shards).summary == cmi.summary
     single = runs[runs["framework"] == runs["framework"].iloc[0]]
-    with pytest.raises(io.InputError, match="repeated runs"):
+    with pytest.raises(InputError, match="repeated runs"):
         polyjudge.cmi_test(single)
 
     from polyjudge.analyses.judge_ls import simulate_judge_ls
@@ -269,28 +270,28 @@ def test_api_messages_name_the_dataframe_index_and_the_arguments(monkeypatch):
     runs = simulate_panel(1, n_tasks=6, n_languages=2, n_backbones=2).runs
     runs.index = range(100, 100 + len(runs))
     runs.loc[104, "score"] = 150.0
-    with pytest.raises(io.InputError) as error:
+    with pytest.raises(InputError) as error:
         polyjudge.calibrate(runs, score_range=(0, 100))
     text = str(error.value)
     assert "(the score_range argument)" in text and "the DataFrame's index" in text
     assert "\n    104 " in text and "file row" not in text and "panel" not in text
     runs.loc[104, "score"] = np.nan
-    with pytest.raises(io.InputError, match=r"or missing='omit' to leave them out") as error:
+    with pytest.raises(InputError, match=r"or missing='omit' to leave them out") as error:
         polyjudge.calibrate(runs)
     assert "panel config" not in str(error.value)
     polyjudge.calibrate(runs, missing="omit")  # the fix the message names works
-    with pytest.raises(io.InputError) as error:
+    with pytest.raises(InputError) as error:
         polyjudge.Calibrator().fit(runs.rename(columns={"score": "rating"}))
     text = str(error.value)
     assert "the column arguments (task=, language=, backbone=, score=, framework=)" in text
     assert "score='pct'" in text and "`columns`" not in text
     seeds = runs.rename(columns={"framework": "seed"}).dropna()
-    with pytest.raises(io.InputError, match=r"column 'seed' tells these rows apart: name it as the "
+    with pytest.raises(InputError, match=r"column 'seed' tells these rows apart: name it as the "
                                          r"framework \(framework='seed'\)"):
         polyjudge.calibrate(seeds)
     polyjudge.calibrate(seeds, framework="seed")
     # inside a rule script (run_step sets the variable) the same call words it for the workflow
     monkeypatch.setenv("POLYJUDGE_MESSAGES", "workflow")
-    with pytest.raises(io.InputError, match=r"`missing: omit` in the panel config") as error:
+    with pytest.raises(InputError, match=r"`missing: omit` in the panel config") as error:
         polyjudge.calibrate(runs)
     assert "file row numbers" in str(error.value) and "\n    6 " in str(error.value)

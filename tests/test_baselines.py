@@ -19,7 +19,7 @@ from polyjudge.analyses.baselines import (
     _pattern_counts,
     run_items,
 )
-from polyjudge.analyses.verdicts import streamed_run_items
+from polyjudge.analyses.binary_verdicts import streamed_run_items
 from polyjudge.cbc.bootstrap import TaskBootstrap, mean_pairwise_tau, task_bootstrap
 from polyjudge.cbc.estimator import rank_within_language
 from polyjudge.data.panel import Panel

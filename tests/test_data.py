@@ -14,6 +14,7 @@ from conftest import DATA
 
 from polyjudge.analyses import external
 from polyjudge.data import checksums, io
+from polyjudge.data.errors import InputError
 from polyjudge.data.judgment_tree import flatten_judgment_tree
 
 REPO = DATA.parent
@@ -108,15 +109,15 @@ def test_a_damaged_file_stops_every_reader_naming_it(copy):
     table = copy / "devai_ml_aaaj/run_level_scores.parquet"
     assert len(io.read_table(table)) == 7920
     tamper(table)
-    with pytest.raises(io.InputError, match=r"run_level_scores\.parquet.*SHA-256"):
+    with pytest.raises(InputError, match=r"run_level_scores\.parquet.*SHA-256"):
         io.read_table(table)
     anchor = copy / "mrewardbench_panel/human_anchor_sample.csv"
     tamper(anchor)
-    with pytest.raises(io.InputError, match="human_anchor_sample.csv"):
+    with pytest.raises(InputError, match="human_anchor_sample.csv"):
         external.load_anchor_sample(anchor)
     raw = sorted((copy / "devai_ml_aaaj/raw_samples").rglob("*.json"))
     tamper(raw[0])
-    with pytest.raises(io.InputError, match=raw[0].name):
+    with pytest.raises(InputError, match=raw[0].name):
         flatten_judgment_tree(copy / "devai_ml_aaaj/raw_samples/benchmark_tests")
 
 

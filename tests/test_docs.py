@@ -315,7 +315,8 @@ def test_the_contributing_guide_names_what_exists():
     missing = sorted(p for p in paths if p.rstrip("/") not in files
                      and not (REPO / p).is_dir() and not p.startswith("results/"))
     assert not missing, f"docs/contributing.md names files the repository lacks: {missing}"
-    for module, name in [("polyjudge.data.errors", "say"), ("polyjudge.data.errors", "api_front"),
+    for module, name in [("polyjudge.data.errors", "say"),
+                         ("polyjudge.data.errors", "api_messages"),
                          ("polyjudge.data.errors", "InputError"), ("polyjudge.scripting", "run_step"),
                          ("polyjudge.judges.plan", "plan_totals"),
                          ("polyjudge.judges.plan", "readable_cost"), ("polyjudge.api", "prepare_runs")]:

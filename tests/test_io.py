@@ -5,6 +5,7 @@ import pytest
 from conftest import DEVAI_BACKBONES, DEVAI_DIR, DEVAI_LANGUAGES
 
 from polyjudge.data import io
+from polyjudge.data.errors import InputError
 from polyjudge.data.panel import Panel
 
 
@@ -38,7 +39,7 @@ def test_panel_frame_round_trip():
 def test_missing_column_names_the_file_and_the_columns(tmp_path):
     path = tmp_path / "runs.csv"
     small_runs().drop(columns="framework").to_csv(path, index=False)
-    with pytest.raises(io.InputError, match=r"runs\.csv: missing column\(s\) \['framework'\]"):
+    with pytest.raises(InputError, match=r"runs\.csv: missing column\(s\) \['framework'\]"):
         io.read_table(path, io.RUN_COLUMNS)
 
 
@@ -58,7 +59,7 @@ def test_columns_mapping_renames_user_names(tmp_path):
 def test_bad_scores_are_named_with_their_row(bad, message):
     runs = small_runs().astype({"score": object})
     runs.loc[4, "score"] = bad
-    with pytest.raises(io.InputError, match=message) as info:
+    with pytest.raises(InputError, match=message) as info:
         io.validate_runs(runs, "runs.csv", score_range=(0, 100))
     text = str(info.value)
     assert text.startswith("runs.csv:") and "expected:" in text
@@ -74,18 +75,18 @@ def test_nan_scores_can_be_omitted_by_panel_setting():
 
 def test_duplicate_keys_and_empty_labels():
     runs = pd.concat([small_runs(), small_runs().iloc[[3]]])
-    with pytest.raises(io.InputError, match="2 rows share the same"):
+    with pytest.raises(InputError, match="2 rows share the same"):
         io.validate_runs(runs, "runs.csv")
     runs = small_runs()
     runs.loc[2, "language"] = " "
-    with pytest.raises(io.InputError, match="column 'language' is empty in 1 row"):
+    with pytest.raises(InputError, match="column 'language' is empty in 1 row"):
         io.validate_runs(runs, "runs.csv")
 
 
 def test_unbalanced_panel_lists_the_missing_cells():
     runs = small_runs()
     runs = runs[~((runs["task"] == "t2") & (runs["language"] == "zh") & (runs["backbone"] == "b"))]
-    with pytest.raises(io.InputError, match="unbalanced panel: 1 of 12") as info:
+    with pytest.raises(InputError, match="unbalanced panel: 1 of 12") as info:
         io.build_panel(runs, "runs.csv")
     assert "t2" in str(info.value) and "zh" in str(info.value)
     panel = io.build_panel(runs, "runs.csv", allow_missing_cells=True)
@@ -94,9 +95,10 @@ def test_unbalanced_panel_lists_the_missing_cells():
 
 def test_configured_language_without_runs_and_unlisted_backbone():
     runs = small_runs()
-    with pytest.raises(io.InputError, match=r"language\(s\) \['fr'\] are configured but have no runs"):
+    configured = r"language\(s\) \['fr'\] are configured but have no runs"
+    with pytest.raises(InputError, match=configured):
         io.build_panel(runs, "runs.csv", languages=["en", "zh", "fr"])
-    with pytest.raises(io.InputError, match=r"backbone\(s\) \['b'\] have runs but are not"):
+    with pytest.raises(InputError, match=r"backbone\(s\) \['b'\] have runs but are not"):
         io.build_panel(runs, "runs.csv", backbones=["a"])
 
 
@@ -108,10 +110,10 @@ def test_requirements_recompute_run_scores_and_must_agree():
     runs = io.runs_from_requirements(requirements, "req.csv")
     assert runs["score"].tolist() == [75.0]
     given = runs[io.RUN_COLUMNS].assign(score=50.0)
-    with pytest.raises(io.InputError, match="1 run\\(s\\) disagree"):
+    with pytest.raises(InputError, match="1 run\\(s\\) disagree"):
         io.check_runs_agree(given, runs, "runs.csv")
     requirements.loc[1, "satisfied"] = 2
-    with pytest.raises(io.InputError, match="not 0/1"):
+    with pytest.raises(InputError, match="not 0/1"):
         io.runs_from_requirements(requirements, "req.csv")
 
 
@@ -139,9 +141,9 @@ def test_preference_margins_keep_missing_as_nan_and_strata(tmp_path):
 
 
 def test_unreadable_and_absent_files(tmp_path):
-    with pytest.raises(io.InputError, match="file not found"):
+    with pytest.raises(InputError, match="file not found"):
         io.read_table(tmp_path / "nope.csv")
     bad = tmp_path / "bad.parquet"
     bad.write_text("not parquet")
-    with pytest.raises(io.InputError, match="cannot be read as a table"):
+    with pytest.raises(InputError, match="cannot be read as a table"):
         io.read_table(bad)

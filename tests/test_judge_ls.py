@@ -10,7 +10,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 from polyjudge.analyses import judge_ls as jl
-from polyjudge.data.io import InputError
+from polyjudge.data.errors import InputError
 
 LLMBAR_DIR = DATA / "llmbar"
 LLMBAR_CSV = LLMBAR_DIR / "llmbar_judge_verdicts_long.parquet"

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from polyjudge.data import sources
-from polyjudge.data.errors import InputError, front
+from polyjudge.data.errors import InputError, messages_for
 from polyjudge.report.summary import failed_rules, failure_summary, last_message, run_summary
 
 from conftest import DEVAI_DIR
@@ -36,7 +36,7 @@ def my_runs(tmp_path):
 
 def ingest_error(path, columns) -> str:
     """The workflow ingest's message (sources.scan_source, worded for the workflow)."""
-    with front("workflow"), pytest.raises(InputError) as caught:
+    with messages_for("workflow"), pytest.raises(InputError) as caught:
         sources.scan_source(str(path), str(path), columns)
     return str(caught.value)
 

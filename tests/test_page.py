@@ -19,7 +19,7 @@ from polyjudge.report.page.verdict import first_sentence, verdict, who_wins_wher
 from polyjudge.cbc.bootstrap import task_bootstrap
 from polyjudge.data import io
 from polyjudge.data.panel import Panel
-from polyjudge.report.page.collect import Results
+from polyjudge.report.page.results_folder import Results
 from polyjudge.report.page.sections import panel_data
 from polyjudge.report.page.diff import run_diff
 from polyjudge.report.palette import OKABE_ITO

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from test_workflow import own_data_config, snakemake, write_config
 
 from polyjudge.data import io
+from polyjudge.data.errors import InputError
 
 HEADER = ["task", "language", "backbone", "framework", "score"]
 
@@ -128,7 +129,7 @@ def test_corrupted_tables_read_or_fail_with_one_input_error(tmp_path, corrupt, d
     try:
         runs = read_runs(path)
         io.build_panel(runs, path, allow_missing_cells=False)
-    except io.InputError as error:
+    except InputError as error:
         assert str(error).startswith(str(path))
         assert "expected:" in str(error)
 
@@ -144,14 +145,14 @@ def test_corrupted_tables_read_or_fail_with_one_input_error(tmp_path, corrupt, d
 def test_unreadable_tables_have_one_clear_message(tmp_path, content, message):
     path = tmp_path / "runs.csv"
     path.write_bytes(content)
-    with pytest.raises(io.InputError, match="runs.csv") as error:
+    with pytest.raises(InputError, match="runs.csv") as error:
         read_runs(path)
     assert message in str(error.value)
 
 
 def test_all_scores_missing_with_omit_is_an_error_not_an_empty_panel(tmp_path):
     frame = runs_table().assign(score=np.nan)
-    with pytest.raises(io.InputError, match="all 24 scores are missing"):
+    with pytest.raises(InputError, match="all 24 scores are missing"):
         io.validate_runs(frame, "runs.csv", missing="omit")
 
 
@@ -195,7 +196,7 @@ def test_a_language_whose_every_score_is_missing_stops_both_readers(tmp_path):
     messages = []
     for read in (lambda: io.validate_runs(io.read_table(path), path, missing="omit"),
                  lambda: streaming.scan_file(path, missing="omit", batch_rows=5)):
-        with pytest.raises(io.InputError, match=r"language\(s\) \['ja'\] have runs but every "
+        with pytest.raises(InputError, match=r"language\(s\) \['ja'\] have runs but every "
                                                 r"score is missing") as error:
             read()
         messages.append(str(error.value))

@@ -14,6 +14,7 @@ from test_reading import CORRUPTIONS, runs_table, to_csv_bytes
 
 from polyjudge.cbc import estimator
 from polyjudge.data import io, streaming
+from polyjudge.data.errors import InputError
 
 FAST = settings(max_examples=30, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -36,7 +37,7 @@ def outcome(function, *args, **kwargs):
     """("ok", result) or ("error", message) of a read."""
     try:
         return "ok", function(*args, **kwargs)
-    except io.InputError as error:
+    except InputError as error:
         return "error", str(error)
 
 
@@ -164,7 +165,7 @@ def test_configured_orders_and_parquet_ids(tmp_path):
     stats = streaming.scan_file(path, batch_rows=5)
     panel = stats.panel(languages=["sw", "en"])
     assert panel.tasks == ("1", "2") and panel.languages == ("sw", "en")
-    with pytest.raises(io.InputError, match=r"language\(s\) \['fr'\] are configured"):
+    with pytest.raises(InputError, match=r"language\(s\) \['fr'\] are configured"):
         stats.panel(languages=["sw", "en", "fr"])
 
 

@@ -2,7 +2,7 @@
 import logging
 
 from polyjudge.analyses.heldout import heldout_tables
-from polyjudge.analyses.verdicts import requirement_items, streamed_run_items
+from polyjudge.analyses.binary_verdicts import requirement_items, streamed_run_items
 from polyjudge.data import io, shape
 from polyjudge.scripting import run_step, write_csv, write_parquet
 

@@ -17,6 +17,7 @@ from polyjudge.analyses import extension
 from polyjudge.cbc import estimator
 from polyjudge.data import io, sources, streaming
 from polyjudge.data.checksums import sha256
+from polyjudge.data.errors import InputError
 from polyjudge.judges.diagnosis import missing_scores_note
 from polyjudge.scripting import run_step, write_csv, write_json, write_parquet
 
@@ -92,7 +93,7 @@ def main(smk):
     try:
         tensor = stats.panel(languages, backbones,
                              allow_missing_cells=panel["missing"] == "omit")
-    except io.InputError:
+    except InputError:
         Path(smk.output.runs).unlink(missing_ok=True)  # no partial output
         raise
     log.info("%d runs: %d tasks x %d languages x %d backbones, %d empty cells", stats.n_runs,

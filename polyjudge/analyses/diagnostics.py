@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import io
+from ..data.errors import InputError
 
 ANOVA_TERMS = ("task", "language", "backbone", "task:language", "task:backbone",
                "language:backbone", "task:language:backbone")
@@ -54,7 +55,7 @@ def replicate_array(runs, languages=None, backbones=None, source="runs") -> Repl
         values = arrays.dense_scores(runs, labels)[0]
     absent = int((~np.isfinite(values)).sum())
     if absent:
-        raise io.InputError(source, f"{absent} of {values.size} task x language x backbone x "
+        raise InputError(source, f"{absent} of {values.size} task x language x backbone x "
                             "framework runs are missing", "a balanced panel (every run present) "
                             "for the ANOVA with replication")
     return ReplicateArray(values, *labels.values())

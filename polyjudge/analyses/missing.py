@@ -34,6 +34,7 @@ import pandas as pd
 from ..cbc.bootstrap import MEMORY_BUDGET
 from ..cbc.estimator import double_center, rank_within_language
 from ..data import io
+from ..data.errors import InputError
 from ..data.panel import nanmean
 
 METHODS = ("plain", "available_means", "task_adjusted", "least_squares", "least_squares_tl_fixed",
@@ -327,7 +328,7 @@ def runs_treating_empty_as_missing(requirements: pd.DataFrame, source="requireme
     n_requirements, n_answered, n_satisfied, score.
     """
     if "response_status" not in requirements.columns:
-        raise io.InputError(source, "no column 'response_status'",
+        raise InputError(source, "no column 'response_status'",
                             "a response status per requirement verdict to tell empty responses")
     io.runs_from_requirements(requirements, source)  # validates the whole table
     answered = requirements[requirements["response_status"].astype(str) != empty_status]
@@ -358,7 +359,7 @@ def parse_failure_effect(requirements: pd.DataFrame, languages=None, backbones=N
     missing = io.build_panel(missing_runs, source, stored.languages, stored.backbones,
                              allow_missing_cells=True)
     if missing.tasks != stored.tasks:
-        raise io.InputError(source, "every run of some task has only empty responses",
+        raise InputError(source, "every run of some task has only empty responses",
                             "at least one answered requirement per task")
     fit_stored = estimate_beta(stored.values, "plain")
     fit_missing = estimate_beta(missing.values, method)

@@ -11,9 +11,9 @@ import os
 import numpy as np
 import pandas as pd
 
-FRONTS = ("api", "workflow", "cli")
+INTERFACES = ("api", "workflow", "cli")
 FILE_ROWS = "offending rows (file row numbers, header = row 1)"
-_FRONT = contextvars.ContextVar("polyjudge_front", default=None)
+_INTERFACE = contextvars.ContextVar("polyjudge_interface", default=None)
 # how a message names a setting: in the Python API (keyword arguments of the function called:
 # the public functions set it), the workflow (keys of the panel's config: also the default of
 # the inner readers) and the console script (flags)
@@ -36,16 +36,16 @@ WORDS = {
 
 
 def _current() -> str | None:
-    """The front set by :func:`front`, else the one a rule script's process set
+    """The interface set by :func:`messages_for`, else the one a rule script's process set
     (``POLYJUDGE_MESSAGES``, :func:`polyjudge.scripting.run_step`), else None (the workflow's
     words: the inner readers are the workflow's)."""
-    return _FRONT.get() or os.environ.get("POLYJUDGE_MESSAGES") or None
+    return _INTERFACE.get() or os.environ.get("POLYJUDGE_MESSAGES") or None
 
 
 def say(term: str, *values) -> str:
-    """The words for setting ``term`` where the user is (:func:`front`); ``values`` fill the
+    """The words for setting ``term`` where the user is (:func:`messages_for`); ``values`` fill the
     ``{}`` of a template such as ``"framework column"``."""
-    text = WORDS[term][FRONTS.index(_current() or "workflow")]
+    text = WORDS[term][INTERFACES.index(_current() or "workflow")]
     return text.format(*values) if values else text
 
 
@@ -56,17 +56,18 @@ def did_you_mean(word, choices) -> str | None:
 
 
 @contextlib.contextmanager
-def front(name: str, keep: bool = False):
-    """Word the messages raised inside for the Python API, the workflow or the console script
-    (the workflow's rule scripts and ``polyjudge`` set theirs; the public functions set "api"
-    with ``keep``, which leaves a front already set, so a command's messages stay its own)."""
-    if name not in FRONTS:
-        raise ValueError(f"front must be one of {FRONTS}, got {name!r}")
-    token = _FRONT.set(_current() or name if keep else name)
+def messages_for(interface: str, keep: bool = False):
+    """Word the messages raised inside for ``interface``: the Python API, the workflow or the
+    console script (the workflow's rule scripts and ``polyjudge`` set theirs; the public
+    functions set "api" with ``keep``, which leaves an interface already set, so a command's
+    messages stay its own)."""
+    if interface not in INTERFACES:
+        raise ValueError(f"interface must be one of {INTERFACES}, got {interface!r}")
+    token = _INTERFACE.set(_current() or interface if keep else interface)
     try:
         yield
     finally:
-        _FRONT.reset(token)
+        _INTERFACE.reset(token)
 
 
 def reads_files() -> bool:
@@ -74,12 +75,12 @@ def reads_files() -> bool:
     return _current() != "api"
 
 
-def api_front(function):
+def api_messages(function):
     """Decorator of a public function taking a DataFrame: its messages use the function's
     argument names and the DataFrame's index (unless a command or rule called it)."""
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
-        with front("api", keep=True):
+        with messages_for("api", keep=True):
             return function(*args, **kwargs)
     return wrapper
 
@@ -108,7 +109,7 @@ class InputError(ValueError):
 def file_rows(frame: pd.DataFrame, mask) -> pd.DataFrame:
     """Rows under ``mask`` indexed by their line in the file (header is line 1); a table read
     from many files (:mod:`polyjudge.data.sources`) names them ``file:line``; a DataFrame given
-    to the Python API (:func:`front` ``"api"``) by its own index."""
+    to the Python API (:func:`messages_for` ``"api"``) by its own index."""
     bad = frame.loc[np.asarray(mask, dtype=bool)]
     locate = frame.attrs.get("row_labels")
     if locate is None:  # a DataFrame given to the API keeps its own index

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from .checksums import verify as verify_checksum
-from .io import InputError
+from .errors import InputError
 
 LAYOUT = "<backbone>/<Language>/<Framework>/judgment/<Framework>/agent_as_a_judge/gray_box/<task>.json"
 COLUMNS = ["backbone", "language", "framework", "task", "requirement_index", "requirement_id",
@@ -57,9 +57,9 @@ def flatten_judgment_tree(root) -> pd.DataFrame:
     :func:`response_status`) and reason_chars (length of the reason text). Rows are sorted by
     backbone, language, framework, task, requirement_index.
 
-    Raises :class:`polyjudge.data.io.InputError` (a ValueError) naming the file for a root without
-    JSON files, a file outside ``LAYOUT``, unreadable JSON, missing keys, or verdicts that do
-    not match the requirements one to one.
+    Raises :class:`polyjudge.data.errors.InputError` (a ValueError) naming the file for a root
+    without JSON files, a file outside ``LAYOUT``, unreadable JSON, missing keys, or verdicts that
+    do not match the requirements one to one.
     """
     root = Path(root)
     if not root.is_dir():

@@ -20,8 +20,9 @@ Accuracy, flip and position tables use the gold 1/2 judgments; tie probes go to
 Modules: :mod:`.verdicts` (reading, validating, normalising), :mod:`.intervals` (Wilson and
 item-clustered intervals, paired tests), :mod:`.metrics` (the metric tables), :mod:`.audit`
 (translation checks), :mod:`.summary` (Markdown report), :mod:`.synthetic` (the planted protocol
-and its recovery). Import the public names from here: ``from polyjudge import judge_ls;
-judge_ls.flip_table(...)``.
+and its recovery). Import the tables from here: ``from polyjudge.analyses import judge_ls;
+judge_ls.flip_table(...)``; ``polyjudge.judge_ls`` is the function that runs the whole protocol
+(:func:`polyjudge.judge_ls`), and no module is named ``polyjudge.judge_ls``.
 """
 from .audit import (
                     AUDIT_KINDS,

@@ -8,7 +8,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from ...data.io import InputError, file_rows
+from ...data.errors import InputError, file_rows
 from .metrics import flip_table
 from .verdicts import ALL
 

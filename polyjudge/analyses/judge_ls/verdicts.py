@@ -6,7 +6,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ...data.io import InputError, file_rows, read_table
+from ...data.errors import InputError, file_rows
+from ...data.io import read_table
 
 VERDICT_KEYS = ["item", "subset", "judge", "condition", "order"]
 VERDICT_COLUMNS = VERDICT_KEYS + ["verdict", "gold"]
@@ -20,12 +21,12 @@ def validate_verdicts(frame: pd.DataFrame, source: str, conditions=None,
                       on_duplicate: str = "error") -> pd.DataFrame:
     """Check a verdict table and return it with canonical values (keys and gold as strings).
 
-    Raises :class:`polyjudge.data.io.InputError` naming ``source``, the offending rows and what was
-    expected, for: missing columns or key values, ``order`` not original/swapped, ``gold`` not
-    1/2/Tie, the reserved subset name ``all``, a tie probe without its probe languages, a
-    condition outside ``conditions`` (when given), and duplicate (item, subset, judge, condition,
-    order) judgments. ``on_duplicate="drop_first"`` instead keeps the first judgment in file order
-    and drops the later ones (with a warning giving the count). Verdicts are not checked here:
+    Raises :class:`polyjudge.data.errors.InputError` naming ``source``, the offending rows and what
+    was expected, for: missing columns or key values, ``order`` not original/swapped, ``gold`` not
+    1/2/Tie, the reserved subset name ``all``, a tie probe without its probe languages, a condition
+    outside ``conditions`` (when given), and duplicate (item, subset, judge, condition, order)
+    judgments. ``on_duplicate="drop_first"`` instead keeps the first judgment in file order and
+    drops the later ones (with a warning giving the count). Verdicts are not checked here:
     unparseable verdicts are data, counted by the metric tables.
     """
     if on_duplicate not in DUPLICATE_POLICIES:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import io
+from .. import io, scores
 from ..errors import FILE_ROWS, InputError
 from ..io import RUN_KEYS
 from .codes import Axis, stripped_labels
@@ -30,7 +30,7 @@ class RunChecks:
         if missing not in io.MISSING_POLICIES:
             raise InputError(source, f"unknown missing-score policy {missing!r}",
                              f"one of {io.MISSING_POLICIES}")
-        io.check_score_range(score_range, source)
+        scores.check_score_range(score_range, source)
         self.source, self.score_range, self.missing = source, score_range, missing
         self.locate = locate  # row index -> labels (many files: file:line); None: row numbers
         self.mapping = mapping  # the user's column names (standard -> user), for messages
@@ -71,7 +71,7 @@ class RunChecks:
             self.fail(f"empty:{key}", empty, batch)
             codes[key] = axes[key].encode(labels)
             keyed &= ~empty
-        score, masks = io.score_masks(batch["score"], self.score_range)
+        score, masks = scores.score_masks(batch["score"], self.score_range)
         for check, mask in masks.items():
             if check != "nan" or self.missing == "error":
                 self.fail(check, mask.to_numpy(), batch)
@@ -102,13 +102,13 @@ class RunChecks:
         if self.duplicates:
             count, rows = self.duplicate_rows(axes, counts, rescan)
             raise io.duplicate_error(source, RUN_KEYS, count, rows)
-        for check in io.SCORE_CHECKS:
+        for check in scores.SCORE_CHECKS:
             if check in self.failures and (check != "nan" or self.missing == "error"):
                 count, rows = self.failures[check]
-                raise io.score_error(source, check, count, self.file_rows(rows),
+                raise scores.score_error(source, check, count, self.file_rows(rows),
                                      self.score_range, self.mapping)
         if n_runs == 0:
-            raise io.all_missing_error(source, self.rows)
+            raise scores.all_missing_error(source, self.rows)
         for axis, key in enumerate(RUN_KEYS[:3]):
             if key not in io.UNSCORED_AXES:
                 continue
@@ -118,7 +118,7 @@ class RunChecks:
             n = len(labels)
             unscored = [label for label, o, s in zip(labels, occurs[:n], scored[:n]) if o and not s]
             if unscored:
-                raise io.unscored_error(source, key, sorted(unscored, key=io.natural_key))
+                raise scores.unscored_error(source, key, sorted(unscored, key=io.natural_key))
 
     def duplicate_rows(self, axes: dict[str, Axis], counts: KeyCounts,
                        rescan) -> tuple[int, pd.DataFrame | None]:

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ... import __version__
 from .charts import CONFIG, heatmap
-from .collect import Results, rows
+from .results_folder import Results, rows
 from .diff import run_diff
 from .sections import claims_table, panel_data, provenance
 

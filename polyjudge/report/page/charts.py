@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..palette import OKABE_ITO
-from .collect import _records
+from .results_folder import _records
 
 FONT = ("Noto Sans, Noto Sans CJK SC, Noto Sans Devanagari, Noto Sans Arabic, "
         "DejaVu Sans, sans-serif")

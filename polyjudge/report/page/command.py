@@ -34,7 +34,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
 
 def run(args) -> str:
     from .build import compare_pages
-    from .collect import Results
+    from .results_folder import Results
 
     for folder in (args.run_a, args.run_b):
         if not Results(folder).panels():

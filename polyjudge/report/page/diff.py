@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .collect import Results, col, table
+from .results_folder import Results, col, table
 
 RTOL, ATOL = 1e-9, 1e-12
 

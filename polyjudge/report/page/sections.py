@@ -10,7 +10,7 @@ import pandas as pd
 
 from . import charts
 from .verdict import verdict, who_wins_where
-from .collect import (ACCURACY_COLUMNS, BETA_COLUMNS, CLAIM_COLUMNS, CMI_COLUMNS,
+from .results_folder import (ACCURACY_COLUMNS, BETA_COLUMNS, CLAIM_COLUMNS, CMI_COLUMNS,
                       DECISION_COLUMNS, FLIP_COLUMNS, JUDGE_FILTERS, LANG_BB,
                       LEADERBOARD_COLUMNS, PAIRED_COLUMNS, PAIRS_COLUMNS, PER_LANGUAGE, POOLED,
                       POSITION_COLUMNS, SCORE, TAU_COLUMNS, VERDICT, Results, _facts, _plain,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .collect import LANG_BB, PER_LANGUAGE, Results, col, table
+from .results_folder import LANG_BB, PER_LANGUAGE, Results, col, table
 
 TOP_COLUMNS = [col("language", type="text"), col("raw_top", "raw top set", "text"),
                col("cbc_top", "CBC top set", "text"), col("changed", "top changed", "bool")]
