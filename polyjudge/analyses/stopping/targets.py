@@ -384,7 +384,8 @@ def status_from_bounds(plan, est, lower, upper, ok, target, n_items, n_complete,
         open_beta = int((~tested.loc[tested["kind"] == "beta", "settled"]).sum())
         reason = "continuing: " + ", ".join(
             ([f"{open_beta} beta cell(s) wider than {target.beta_halfwidth}"]
-             if open_beta else []) + ([f"{len(undecided)} pair(s) undecided"] if undecided else []))
+             if open_beta else [])
+            + ([f"{len(undecided)} pair(s) undecided"] if undecided else []))
     return StopStatus(n_items=int(n_items), n_complete_items=int(n_complete),
                       stop=met and n_items >= target.min_items, reason=reason,
                       max_beta_halfwidth=float(beta["halfwidth"].max()),
