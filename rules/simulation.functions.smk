@@ -13,3 +13,7 @@ def simulation_settings(scenario):
     settings = {**study["base"], **study["scenarios"][scenario]}
     settings["seed"] = [study["seed"], zlib.crc32(scenario.encode())]
     return settings
+
+
+def simulation_targets():
+    return ["results/simulation/summary.csv"] if config["simulation"]["scenarios"] else []

@@ -49,10 +49,3 @@ rule simulation_summary:
         "../environment.yml"
     script:
         "../workflow_scripts/simulation_summary.py"
-
-
-register_targets(
-    lambda: (
-        ["results/simulation/summary.csv"] if config["simulation"]["scenarios"] else []
-    )
-)
