@@ -16,8 +16,6 @@ RUN_STARTED = time.time()  # the end-of-run summary counts the results written s
 # config/config.yaml instead, so a user's `panels` replace the defaults wherever snakemake runs,
 # and checks it once (polyjudge.workflow_config.check) before any stage is read.
 include: "rules/common.smk"
-
-
 include: "rules/ingest.smk"
 include: "rules/calibrate.smk"
 include: "rules/heldout.smk"

@@ -27,7 +27,9 @@ config.update(complete(config, workflow_yaml("../config/config.yaml")))
 DATA_DIR = find_data_dir(config["data_dir"])
 # Every problem (unknown keys, the schema, analyses, links, collections, stop targets) stops the
 # run here, in one message, before any job; else the stop target of each collection in rounds.
-STOP_TARGETS = check(config, DATA_DIR, workflow_yaml("../config/schema/config.schema.yaml"))
+STOP_TARGETS = check(
+    config, DATA_DIR, workflow_yaml("../config/schema/config.schema.yaml")
+)
 PANELS = config["panels"]
 
 
@@ -97,11 +99,21 @@ def data_input(relative):
 
 
 def all_targets():
-    """The final outputs of every stage (rule all): each stage's `<stage>_targets()`, defined in
-    its rules/<stage>.functions.smk."""
-    stages = (calibrate_targets, heldout_targets, reversal_targets, information_targets,
-              external_targets, ablations_targets, missing_targets, diagnostics_targets,
-              collection_targets, judge_ls_targets, simulation_targets)
+    """The final outputs of every stage, for the target of `all`: each stage's
+    `<stage>_targets()`, defined in its rules/<stage>.functions.smk."""
+    stages = (
+        calibrate_targets,
+        heldout_targets,
+        reversal_targets,
+        information_targets,
+        external_targets,
+        ablations_targets,
+        missing_targets,
+        diagnostics_targets,
+        collection_targets,
+        judge_ls_targets,
+        simulation_targets,
+    )
     return [path for stage in stages for path in stage()]
 
 

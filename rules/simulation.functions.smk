@@ -16,4 +16,6 @@ def simulation_settings(scenario):
 
 
 def simulation_targets():
-    return ["results/simulation/summary.csv"] if config["simulation"]["scenarios"] else []
+    return (
+        ["results/simulation/summary.csv"] if config["simulation"]["scenarios"] else []
+    )
