@@ -4,7 +4,7 @@
 import sys
 import time
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("9.0")
 
@@ -13,14 +13,9 @@ RUN_STARTED = time.time()  # the end-of-run summary counts the results written s
 
 # No `configfile:` directive: Snakemake would merge a user's --configfile into it, adding the
 # user's panels to the default ones. common.smk completes the user's config from
-# config/config.yaml instead, so a user's `panels` replace the defaults wherever snakemake runs.
+# config/config.yaml instead, so a user's `panels` replace the defaults wherever snakemake runs,
+# and checks it once (polyjudge.workflow_config.check) before any stage is read.
 include: "rules/common.smk"
-
-
-validate(config, "config/schema/config.schema.yaml")
-check_analyses()
-
-
 include: "rules/ingest.smk"
 include: "rules/calibrate.smk"
 include: "rules/heldout.smk"

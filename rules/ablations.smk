@@ -2,6 +2,9 @@
 # own target and takes its settings through params, so editing one ablation reruns only it.
 
 
+include: "ablations.functions.smk"
+
+
 rule task_count:
     input:
         unpack(truth_input),
@@ -88,13 +91,3 @@ rule lolo:
         settings=config["lolo"],
     script:
         "../workflow_scripts/lolo.py"
-
-
-register_targets(
-    lambda: [
-        f"results/{panel}/ablations/{name}.csv"
-        for name in ("task_count", "backbone_subsets", "requirement_type")
-        for panel in panels_with(name)
-    ]
-    + expand("results/{panel}/lolo/lolo.csv", panel=panels_with("lolo"))
-)

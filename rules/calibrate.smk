@@ -6,10 +6,6 @@
 include: "calibrate.functions.smk"
 
 
-# a `calibrator:` or `extends:` that cannot work stops the run here, before any job
-check_links()
-
-
 rule cbc:
     input:
         unpack(truth_input),
@@ -37,21 +33,6 @@ rule cbc:
         intervals=config["rank_intervals"],
     script:
         "../workflow_scripts/cbc.py"
-
-
-register_targets(
-    lambda: expand(
-        "results/{panel}/cbc/{name}",
-        panel=panels_with("cbc"),
-        name=[
-            "beta.csv",
-            "rankings.csv",
-            "summary.json",
-            "calibrator.json",
-            "leaderboard.csv",
-        ],
-    )
-)
 
 
 rule calibrator:
@@ -102,15 +83,6 @@ rule apply_calibrator:
         "../workflow_scripts/apply_calibrator.py"
 
 
-register_targets(
-    lambda: expand(
-        "results/{panel}/applied/{name}",
-        panel=applying_panels(),
-        name=["runs.parquet", "rankings.csv", "summary.json"],
-    )
-)
-
-
 rule extension:
     input:
         unpack(extension_inputs),
@@ -132,15 +104,6 @@ rule extension:
         intervals=config["rank_intervals"],
     script:
         "../workflow_scripts/extension.py"
-
-
-register_targets(
-    lambda: expand(
-        "results/{panel}/extend/{name}",
-        panel=extending_panels(),
-        name=["new_judge.csv", "beta_shift.csv", "summary.json"],
-    )
-)
 
 
 rule bands:
@@ -167,8 +130,3 @@ rule bands:
         settings=config["bands"],
     script:
         "../workflow_scripts/bands.py"
-
-
-register_targets(
-    lambda: expand("results/{panel}/cbc/bands.csv", panel=panels_with("bands"))
-)

@@ -1,10 +1,12 @@
 # Input functions and settings of collect.smk (Snakemake's linter keeps functions out of
 # files with rules); collect.smk includes this file first.
+from polyjudge.judges.rounds import describe_target
+from polyjudge.workflow_config import collected
 
 
 def collected_panels(kind):
     """Names of panels of ``kind`` whose data is collected from endpoints."""
-    return [n for n, p in PANELS.items() if p["kind"] == kind and "collect" in p]
+    return collected(PANELS, kind)
 
 
 def collected_verdict_inputs(panel):
@@ -32,71 +34,11 @@ def collect_settings(panel):
 
 def stopped_panels():
     """Pointwise collections with a stopping target (`collect.stop`): collected in rounds."""
-    return [
-        n
-        for n in collected_panels("preference_margins")
-        if collect_settings(n).get("stop") is not None
-    ]
+    return list(STOP_TARGETS)
 
 
 def is_stopped(panel):
     return panel in stopped_panels()
-
-
-def check_collections():
-    """Stop at start-up if a collection names an endpoint, condition, probe or item table that
-    is not there."""
-    problems = []
-    for name in collected_panels("pairwise_verdicts") + collected_panels(
-        "preference_margins"
-    ):
-        collect = collect_settings(name)
-        needed = list(collect["judges"])
-        if not needed:
-            problems.append(f"  panel '{name}': `collect.judges` names no endpoint")
-        if PANELS[name]["kind"] == "pairwise_verdicts" and collect["conditions"]:
-            if collect["translator"] is None:
-                problems.append(
-                    f"  panel '{name}': conditions to translate need a `translator`"
-                )
-            else:
-                needed.append(collect["translator"])
-        for endpoint in needed:
-            if endpoint not in config["endpoints"]:
-                problems.append(
-                    f"  panel '{name}': endpoint '{endpoint}' is not defined"
-                )
-        reserved = {
-            PANELS[name].get("reference"),
-            "tie_probe",
-            "item_table",
-            "plan",
-            "prompt",
-        }
-        for condition in set(collect["conditions"]) & reserved:
-            problems.append(
-                f"  panel '{name}': a condition cannot be named '{condition}'"
-            )
-        for condition in collect["tie_probes"]:
-            if condition not in collect["conditions"]:
-                problems.append(
-                    f"  panel '{name}': tie probe '{condition}' is no condition"
-                )
-    for name, panel in PANELS.items():
-        if panel["kind"] == "pairwise_verdicts" and (
-            panel["source"] == "collection"
-        ) != ("collect" in panel):
-            problems.append(
-                f"  panel '{name}': `source: collection` goes with `collect`"
-            )
-    for name, panel in PANELS.items():
-        problems += check_stop(name, panel, PANELS)
-        if "collect" in panel:
-            items = panel["collect"]["items"]
-            absent = missing_items_problem(name, panel["kind"], items, data_path(items))
-            problems += [absent] if absent else []
-    if problems:
-        raise ValueError("collections:\n" + "\n".join(problems))
 
 
 def collect_items(wildcards):
@@ -213,10 +155,10 @@ def forecast_inputs(wildcards):
 
 def rounds_message(wildcards):
     """What judge_pointwise_rounds will do, for --dry-run and the job's start line."""
-    stop = collect_settings(wildcards.panel)["stop"]
-    most = f"{stop['max_items']} items" if stop["max_items"] else "the whole item table"
+    stop = STOP_TARGETS[wildcards.panel]
+    most = f"{stop.max_items} items" if stop.max_items else "the whole item table"
     return (
-        f"{wildcards.panel}: collect in rounds of {stop['round_items']} items (at most {most}) "
+        f"{wildcards.panel}: collect in rounds of {stop.round_items} items (at most {most}) "
         f"until {describe_target(stop)}; see results/{wildcards.panel}/collect/forecast.csv "
         "for the expected calls and cost"
     )

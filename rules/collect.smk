@@ -3,9 +3,6 @@
 # so Snakemake never deletes it: a rerun, a restart after a kill or a changed parser calls no one
 # again for a finished call.
 
-from polyjudge.judges.protocols import missing_items_problem
-from polyjudge.judges.rounds import check_stop, describe_target
-
 
 include: "collect.functions.smk"
 
@@ -30,9 +27,6 @@ wildcard_constraints:
     endpoint="[A-Za-z][A-Za-z0-9_]*",
     condition="[A-Za-z][A-Za-z0-9_]*",
     shard="[0-9]+",
-
-
-check_collections()
 
 
 rule collection_plan_part:
@@ -332,9 +326,6 @@ rule collection_report:
         "../environment.yml"
     script:
         "../workflow_scripts/collected_tables.py"
-
-
-register_targets(collection_targets)
 
 
 # `snakemake plan`: every collection's call counts and estimated cost, before anything is called

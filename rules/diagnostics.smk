@@ -1,6 +1,9 @@
 # Diagnostics of the two-way model CBC relies on.
 
 
+include: "diagnostics.functions.smk"
+
+
 rule three_way:
     input:
         runs="results/{panel}/runs.parquet",
@@ -25,10 +28,3 @@ rule three_way:
         alpha=config["diagnostics"]["alpha"],
     script:
         "../workflow_scripts/three_way.py"
-
-
-register_targets(
-    lambda: expand(
-        "results/{panel}/diagnostics/three_way.json", panel=panels_with("diagnostics")
-    )
-)

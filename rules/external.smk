@@ -50,12 +50,3 @@ rule human_anchor:
         settings=config["external"]["human_anchor"],
     script:
         "../workflow_scripts/human_anchor.py"
-
-
-register_targets(
-    lambda: expand(
-        "results/{panel}/external/{name}",
-        panel=panels_with("external"),
-        name=["btl_tau.csv", "human_anchor.json"],
-    )
-)

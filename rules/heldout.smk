@@ -49,9 +49,3 @@ rule decisions:
         settings=config["decisions"],
     script:
         "../workflow_scripts/decisions.py"
-
-
-register_targets(
-    lambda: expand("results/{panel}/heldout/tau.csv", panel=panels_with("heldout"))
-    + expand("results/{panel}/heldout/decisions.json", panel=panels_with("decisions"))
-)

@@ -17,3 +17,9 @@ def cmi_shards(wildcards):
 NULL_MINUTES_PER_MILLION_RUNS = (
     0.05 * config["information"]["permutations"] / config["information"]["shards"]
 )
+
+
+def information_targets():
+    return expand(
+        "results/{panel}/information/cmi.json", panel=panels_with("information")
+    )

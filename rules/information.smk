@@ -52,10 +52,3 @@ rule cmi:
         settings=config["information"],
     script:
         "../workflow_scripts/cmi.py"
-
-
-register_targets(
-    lambda: expand(
-        "results/{panel}/information/cmi.json", panel=panels_with("information")
-    )
-)

@@ -23,3 +23,7 @@ def judge_ls_inputs(wildcards):
         for condition, variant in panel["variant_texts"].items():
             inputs[f"variant_{condition}"] = data_input(variant["path"])
     return inputs
+
+
+def judge_ls_targets():
+    return expand("results/{panel}/judge_ls/summary.md", panel=verdict_panels())

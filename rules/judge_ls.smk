@@ -51,8 +51,3 @@ rule judge_ls:
         settings=config["judge_ls"],
     script:
         "../workflow_scripts/judge_ls.py"
-
-
-register_targets(
-    lambda: expand("results/{panel}/judge_ls/summary.md", panel=verdict_panels())
-)

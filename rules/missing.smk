@@ -1,6 +1,9 @@
 # Incomplete panels: the deletion experiment and parse failures treated as missing.
 
 
+include: "missing.functions.smk"
+
+
 rule deletion_experiment:
     input:
         tensor="results/{panel}/tensor.parquet",
@@ -49,12 +52,3 @@ rule parse_failures:
         panel=panel_config,
     script:
         "../workflow_scripts/parse_failures.py"
-
-
-register_targets(
-    lambda: expand("results/{panel}/missing/mae.csv", panel=panels_with("missing"))
-    + expand(
-        "results/{panel}/missing/parse_failures.csv",
-        panel=panels_with("parse_failures"),
-    )
-)

@@ -1,6 +1,9 @@
 # Rank reversal between backbone pairs across languages (docs/methods.md section 4).
 
 
+include: "reversal.functions.smk"
+
+
 rule reversal:
     input:
         tensor="results/{panel}/tensor.parquet",
@@ -20,10 +23,3 @@ rule reversal:
         settings=config["reversal"],
     script:
         "../workflow_scripts/reversal.py"
-
-
-register_targets(
-    lambda: expand(
-        "results/{panel}/reversal/summary.json", panel=panels_with("reversal")
-    )
-)

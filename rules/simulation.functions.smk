@@ -13,3 +13,11 @@ def simulation_settings(scenario):
     settings = {**study["base"], **study["scenarios"][scenario]}
     settings["seed"] = [study["seed"], zlib.crc32(scenario.encode())]
     return settings
+
+
+def simulation_targets():
+    return (
+        ["results/simulation/summary.csv", "results/simulation/rank_coverage.csv"]
+        if config["simulation"]["scenarios"]
+        else []
+    )

@@ -81,12 +81,3 @@ rule simulation_rank_coverage:
         level=config["simulation"]["level"],
     script:
         "../workflow_scripts/simulation_rank_coverage.py"
-
-
-register_targets(
-    lambda: (
-        ["results/simulation/summary.csv", "results/simulation/rank_coverage.csv"]
-        if config["simulation"]["scenarios"]
-        else []
-    )
-)

@@ -323,8 +323,9 @@ def test_the_contributing_guide_names_what_exists():
         assert re.search(rf"\b{name}\b", guide), name
         assert hasattr(importlib.import_module(module), name), name
     smk = (REPO / "rules" / "common.smk").read_text()
-    assert all(f"def {name}(" in smk for name in ("register_targets", "panels_with",
-                                                  "analysis_problem"))
+    assert all(f"def {name}(" in smk for name in ("all_targets", "panels_with"))
+    assert "def reversal_targets(" in (REPO / "rules" / "reversal.functions.smk").read_text()
+    assert hasattr(importlib.import_module("polyjudge.workflow_config"), "analysis_problem")
     for step in ("function", "rule", "thin script", "schema", "output doc", "test", "snapshot",
                  "fast suite"):
         assert re.search(rf"^## \d\. .*{step}", guide, flags=re.M | re.I), step

@@ -9,7 +9,7 @@ import logging
 
 import pandas as pd
 
-from polyjudge.analyses.stopping import round_ends, stopping_status
+from polyjudge.analyses.stopping import collection_target, round_ends, stopping_status
 from polyjudge.analyses.stopping.targets import needed_judges
 from polyjudge.judges import Endpoint, load_prompt, protocols, rounds
 from polyjudge.judges.cache import CallCache
@@ -33,14 +33,15 @@ def main(smk):
     languages = panel["languages"] or list(pd.unique(items["language"]))
     judges = [Endpoint.from_config(j, smk.params.endpoints[j]) for j in collect["judges"]]
     order = rounds.item_order(items, stop["seed"])
-    ends = [int(e) for e in round_ends(rounds.design_items(len(order), stop),
-                                       stop["round_items"], stop["min_items"])]
+    target = collection_target(stop, rounds.margin_range(panel["score_range"], prompt.answer),
+                               len(order))
+    ends = [int(e) for e in round_ends(target.design_items, target.round_items,
+                                       target.min_items)]
     if smk.rule == "judge_pointwise_pilot":
         ends = ends[:1]
-    target = rounds.stopping_target(stop, panel["score_range"], len(order), prompt.answer)
     log.info("%s: rounds of %d items (the first %d; at most %d of %d) until %s", name,
-             stop["round_items"], ends[0],
-             ends[-1], len(order), rounds.describe_target(stop))
+             target.round_items, ends[0],
+             ends[-1], len(order), rounds.describe_target(target))
     budget = shared_budget(settings, name, judges)
     caches = {(j.name, k): CallCache.for_shard(settings["cache_dir"], name, protocols.POINTWISE,
                                                j.name, k) for j in judges for k in range(shards)}
@@ -79,7 +80,7 @@ def main(smk):
         start = end
         if status.stop:
             break
-        if stop["retire"]:
+        if target.retire:
             still = needed_judges(status.cells, active)
             if still != active:
                 log.info("round %d: every pair of %s is settled: not called on later items",
@@ -89,7 +90,7 @@ def main(smk):
         write_parquet(table, smk.output.calls)
         return
     if not status.stop:
-        message = rounds.unmet_message(name, stop, rows[-1], len(order))
+        message = rounds.unmet_message(name, target, rows[-1], len(order))
         rows[-1]["reason"] = "target not met: " + ("max_items reached" if ends[-1] < len(order)
                                                    else "item table exhausted")
         log.warning(message)

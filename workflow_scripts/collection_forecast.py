@@ -10,7 +10,7 @@ import logging
 import numpy as np
 import pandas as pd
 
-from polyjudge.analyses.stopping import forecast, round_ends
+from polyjudge.analyses.stopping import collection_target, forecast, round_ends
 from polyjudge.data import io
 from polyjudge.judges import load_prompt, protocols, rounds
 from polyjudge.scripting import run_step, write_csv
@@ -59,8 +59,11 @@ def main(smk):
     plan = pd.read_csv(smk.input.plan)
     plan = plan[plan["stage"] == protocols.POINTWISE]
     item_costs = per_judge(plan, collect["judges"], len(order))
-    ends = round_ends(rounds.design_items(len(order), stop), stop["round_items"], stop["min_items"])
-    target_text = rounds.describe_target(stop)
+    prompt = load_prompt(smk.input.prompt, protocols.PROMPT_FIELDS["pointwise"])
+    target = collection_target(stop, rounds.margin_range(panel["score_range"], prompt.answer),
+                               len(order))
+    ends = round_ends(target.design_items, target.round_items, target.min_items)
+    target_text = rounds.describe_target(target)
     rows = [{"scenario": "full design", "items": len(order), "calls": int(plan["calls"].sum()),
              **{c: float(plan[c].sum()) for c in COSTS}, "fraction_of_design": 1.0,
              "rounds": len(ends), "source": "plan.csv"}]
@@ -74,10 +77,8 @@ def main(smk):
                 "stop.forecast_from to an earlier panel")
         rows.append({"scenario": "to the target", "source": source, "note": note})
     else:
-        answer = load_prompt(smk.input.prompt, protocols.PROMPT_FIELDS["pointwise"]).answer
-        target = rounds.stopping_target(stop, panel["score_range"], len(order), answer)
-        result = forecast(scores, target, len(order), n_sims=stop["forecast_orders"],
-                          seed=stop["seed"], per_judge_item=item_costs)
+        result = forecast(scores, target, len(order), n_sims=target.forecast_orders,
+                          seed=target.seed, per_judge_item=item_costs)
         note = (f"{result['share_not_met']:.0%} of {result['n_sims']} simulated collections did "
                 "not meet the target within max_items (they count at max_items)")
         modes = [("", "to the target")]

@@ -5,7 +5,8 @@ round draws the next items, each with its whole language x judge block (chosen a
 response), so the double-centred contrasts stay exact and paired.
 After each round the workflow evaluates the confidence sequences on the margins of the items
 drawn so far (:func:`margin_array`) and stops or goes on; rounds end where
-``polyjudge.analyses.stopping.round_ends`` says, as in the replay and the forecast. The order
+``polyjudge.analyses.stopping.round_ends`` says, as in the replay and the forecast. A target is a
+``polyjudge.analyses.stopping.StopTarget`` (read here by its fields). The order
 depends only on the seed and the item table, so a rerun with another target or round size finds
 every call it made in the cache. Pure: no calls, no statistics (those are in
 ``polyjudge.analyses.stopping``).
@@ -24,7 +25,8 @@ TARGET_KEYS = ("beta_halfwidth", "decisions")
 
 
 def check_stop(name: str, panel: dict, panels: dict) -> list[str]:
-    """Problems of a panel's ``collect.stop`` block, each naming the key (empty: fine)."""
+    """Problems of a panel's ``collect.stop`` block (completed from ``collection.stop_defaults``),
+    each naming the key (empty: fine)."""
     stop = panel.get("collect", {}).get("stop")
     if stop is None:
         return []
@@ -33,27 +35,26 @@ def check_stop(name: str, panel: dict, panels: dict) -> list[str]:
         return [f"{where}` is for pointwise collections (preference_margins); a pairwise "
                 "Judge-LS collection is collected in full (remove `stop`)"]
     problems = []
-    if all(stop.get(k) is None for k in TARGET_KEYS):
+    if all(stop[k] is None for k in TARGET_KEYS):
         problems.append(f"{where}` names no target: set `beta_halfwidth` and/or `decisions`")
-    if stop.get("decisions") and stop.get("epsilon") is None:
+    if stop["decisions"] and stop["epsilon"] is None:
         problems.append(f"{where}.epsilon` is needed with `decisions` (a margin > 0 in score "
                         "units: without one, near-ties never stop)")
-    if stop.get("epsilon") is not None and stop["epsilon"] <= 0:
+    if stop["epsilon"] is not None and stop["epsilon"] <= 0:
         problems.append(f"{where}.epsilon` must be > 0, not {stop['epsilon']}")
-    if stop.get("sequence") == "betting" and panel.get("score_range") is None:
+    if stop["sequence"] == "betting" and panel.get("score_range") is None:
         problems.append(f"{where}.sequence` betting needs the margins' range: set the panel's "
                         "`score_range` (e.g. [-4, 4] for a 1-5 rubric), or use the asymptotic "
                         "sequence")
-    if stop.get("retire") and (stop.get("beta_halfwidth") is not None
-                               or not stop.get("decisions")):
+    if stop["retire"] and (stop["beta_halfwidth"] is not None or not stop["decisions"]):
         problems.append(f"{where}.retire` works with `decisions` targets only: a beta cell "
                         "needs every judge on every item (drop `beta_halfwidth`, or `retire`)")
-    if not 0 < stop.get("level", 0.95) < 1:
+    if not 0 < stop["level"] < 1:
         problems.append(f"{where}.level` must be in (0, 1), not {stop['level']}")
-    if stop.get("max_items") is not None and stop["min_items"] > stop["max_items"]:
+    if stop["max_items"] is not None and stop["min_items"] > stop["max_items"]:
         problems.append(f"{where}.min_items` ({stop['min_items']}) is above `max_items` "
                         f"({stop['max_items']})")
-    source = stop.get("forecast_from")
+    source = stop["forecast_from"]
     if source is not None and source not in panels and not source.endswith(".parquet"):
         problems.append(f"{where}.forecast_from` '{source}' is neither a panel of the config "
                         "nor a tensor Parquet file")
@@ -73,11 +74,6 @@ def item_order(items: pd.DataFrame, seed: int) -> np.ndarray:
     return ids[np.random.default_rng(seed).permutation(len(ids))]
 
 
-def design_items(n_items: int, stop: dict) -> int:
-    """Items a collection may draw at most: ``max_items``, or the whole item table."""
-    return min(n_items, stop["max_items"] or n_items)
-
-
 def margin_range(score_range, answer=None):
     """The range of a margin (chosen - rejected): the panel's ``score_range``, else the one the
     rubric's answer bounds allow (``[min - max, max - min]``, [-4, 4] for a 1-5 rubric), else
@@ -90,23 +86,15 @@ def margin_range(score_range, answer=None):
     return [float(low - high), float(high - low)]
 
 
-def stopping_target(stop: dict, score_range, n_design: int, answer=None) -> dict:
-    """The target dict :func:`polyjudge.analyses.stopping.stopping_status` reads; its range is
-    :func:`margin_range`."""
-    target = {k: v for k, v in stop.items() if k not in ("forecast_from", "forecast_orders",
-                                                         "seed")}
-    return {**target, "score_range": margin_range(score_range, answer),
-            "design_items": design_items(n_design, stop)}
-
-
-def describe_target(stop: dict) -> str:
+def describe_target(target) -> str:
+    """A target (a ``StopTarget``) in words, for the logs, the plan and the forecast."""
     parts = []
-    if stop.get("beta_halfwidth") is not None:
-        parts.append(f"every beta cell within +-{stop['beta_halfwidth']}")
-    if stop.get("decisions"):
-        parts.append(f"every {' and '.join(stop['decisions'])} pair settled (epsilon "
-                     f"{stop['epsilon']})")
-    return (" and ".join(parts) + f", {stop['sequence']} sequence at level {stop['level']}")
+    if target.beta_halfwidth is not None:
+        parts.append(f"every beta cell within +-{target.beta_halfwidth}")
+    if target.decisions:
+        parts.append(f"every {' and '.join(target.decisions)} pair settled (epsilon "
+                     f"{target.epsilon})")
+    return (" and ".join(parts) + f", {target.sequence} sequence at level {target.level}")
 
 
 def margin_array(calls: pd.DataFrame, ids, languages, judges) -> np.ndarray:
@@ -139,15 +127,16 @@ def round_row(round_number: int, items: int, calls: pd.DataFrame, status, active
             "active_judges": "; ".join(active), "stop": bool(status.stop), "reason": status.reason}
 
 
-def unmet_message(panel: str, stop: dict, row: dict, n_design: int) -> str:
-    """Why the target was not met, with the widths reached and what is still undecided."""
-    limit = ("max_items" if stop["max_items"] and stop["max_items"] < n_design
+def unmet_message(panel: str, target, row: dict, n_design: int) -> str:
+    """Why the target (a ``StopTarget``) was not met, with the widths reached and what is still
+    undecided."""
+    limit = ("max_items" if target.max_items and target.max_items < n_design
              else "the item table")
-    text = (f"{panel}: the target ({describe_target(stop)}) was not met within {limit} "
+    text = (f"{panel}: the target ({describe_target(target)}) was not met within {limit} "
             f"({row['items']} items, {row['calls']} calls, ${row['cost_usd']:.4f}): the widest "
             f"beta half-width reached is {row['max_beta_halfwidth']:.4g}")
-    if stop.get("beta_halfwidth") is not None:
-        text += f" (target {stop['beta_halfwidth']})"
+    if target.beta_halfwidth is not None:
+        text += f" (target {target.beta_halfwidth})"
     if row["undecided_pairs"]:
         text += f"; {row['undecided_pairs']} pair(s) undecided: {row['undecided']}"
     return text + ". The items collected are kept and analysed."

@@ -9,6 +9,8 @@ stops calling a judge once every tested pair it is in is settled (:func:`retire_
 """
 from __future__ import annotations
 
+from dataclasses import asdict, replace
+
 import numpy as np
 import pandas as pd
 
@@ -32,13 +34,16 @@ def round_ends(n_items: int, round_items: int, min_items: int = 0) -> np.ndarray
     return np.unique(np.concatenate([first, ends, [n_items]]).astype(int))
 
 
-def replay_target(target: dict) -> dict:
-    """A target for a replay: the workflow's, or the naive ``sequence: fixed_n`` (a fixed-n
-    Student-t interval rechecked after every round; for comparison only)."""
-    if target.get("sequence") == "fixed_n":
-        return {**targets.check_target({**target, "sequence": "asymptotic"}),
-                "sequence": "fixed_n"}
-    return targets.check_target(target)
+def replay_target(target, **changes) -> targets.StopTarget:
+    """A target (a :class:`~.targets.StopTarget` or its dict, with ``changes``) for a replay:
+    the workflow's, or the naive ``sequence: fixed_n`` (a fixed-n Student-t interval rechecked
+    after every round; for comparison only)."""
+    given = asdict(target) if isinstance(target, targets.StopTarget) else dict(target)
+    given.update(changes)
+    if given.get("sequence") == "fixed_n":
+        return replace(targets.check_target({**given, "sequence": "asymptotic"}),
+                       sequence="fixed_n")
+    return targets.check_target(given)
 
 
 def drawn_bounds(x: np.ndarray, draws: np.ndarray, ends: np.ndarray, plan, coefs, target,
@@ -105,9 +110,8 @@ def called_items(ends, active, at) -> np.ndarray:
     return ((sizes[None, :, None] * active) * upto[:, :, None]).sum(axis=1)
 
 
-def check_retire(target: dict) -> None:
-    if target.get("retire") and (target.get("beta_halfwidth") is not None
-                                 or not target.get("decisions")):
+def check_retire(target: targets.StopTarget) -> None:
+    if target.retire and (target.beta_halfwidth is not None or not target.decisions):
         raise ValueError("stop.retire works with `decisions` targets only: a beta cell needs "
                          "every judge on every item (drop `beta_halfwidth` or `retire`)")
 
@@ -116,7 +120,7 @@ def stop_round(ends, lower, upper, plan, target):
     """Per collection: whether the target was met at some round, the first such round (else
     the last), and which quantities were settled at every round."""
     ok = targets.settled(plan, lower, upper, target)
-    met = ok[..., plan["tested"].to_numpy()].all(axis=-1) & (ends >= target["min_items"])
+    met = ok[..., plan["tested"].to_numpy()].all(axis=-1) & (ends >= target.min_items)
     stopped = met.any(axis=1)
     return stopped, np.where(stopped, met.argmax(axis=1), met.shape[1] - 1), ok
 
@@ -127,7 +131,7 @@ def chunks(n_collections: int, per_collection: int):
     return [slice(i, i + step) for i in range(0, n_collections, step)]
 
 
-def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: int,
+def replay(scores: np.ndarray, target, n_orders: int, seed, round_items: int,
            languages=None, backbones=None, truth=None, with_replacement: bool = False,
            retire: bool = False, judge_weights=None) -> pd.DataFrame:
     """Replay a collection of a complete panel over ``n_orders`` seeded orders (without
@@ -147,26 +151,28 @@ def replay(scores: np.ndarray, target: dict, n_orders: int, seed, round_items: i
     (:func:`retire_judges`); ``calls_fraction`` is the share of the design's judge-item calls
     made, ``cost_fraction`` the same weighted by ``judge_weights`` (what one item of each
     backbone costs; equal by default), and ``retired`` the judges retired at the stop."""
-    target = replay_target({**target, "retire": retire or target.get("retire", False)})
+    target = replay_target(target)
+    if retire:
+        target = replace(target, retire=True)
     check_retire(target)
     plan, coefs, x = targets.item_contrasts(scores, target, languages, backbones)
     n = len(x)
     truth = np.nanmean(x, axis=0) if truth is None else np.asarray(truth, dtype=float)
     rng = np.random.default_rng(seed)
     if with_replacement:
-        limit = int(target.get("max_items") or target.get("design_items") or n)
+        limit = int(target.max_items or target.design_items or n)
         orders = rng.integers(0, n, size=(n_orders, limit))
     else:
-        limit = int(min(n, target.get("max_items") or n))
+        limit = int(min(n, target.max_items or n))
         orders = np.argsort(rng.random((n_orders, n)), axis=1)[:, :limit]
-    ends = round_ends(limit, round_items, target["min_items"])
+    ends = round_ends(limit, round_items, target.min_items)
     weights = (np.ones(np.shape(scores)[2]) if judge_weights is None
                else np.asarray(judge_weights, dtype=float))
     rows = [replay_chunk(x, orders[part], ends, plan, coefs, target, truth, weights)
             for part in chunks(n_orders, limit * len(plan))]
     frame = pd.concat(rows, ignore_index=True)
     frame.insert(0, "order", np.arange(n_orders))
-    design = target.get("design_items") or n
+    design = target.design_items or n
     frame["fraction"] = frame["stop_items"] / design
     frame["calls_fraction"] = frame["calls_fraction"] / design
     frame["cost_fraction"] = frame["cost_fraction"] / (design * weights.sum())
@@ -177,7 +183,7 @@ def replay_chunk(x, orders, ends, plan, coefs, target, truth, weights) -> pd.Dat
     t_used, est, lower, upper = drawn_bounds(x, orders, ends, plan, coefs, target, truth)
     n_judges = judge_involvement(plan).shape[1]
     active = np.ones(lower.shape[:2] + (n_judges,), dtype=bool)
-    if target.get("retire"):
+    if target.retire:
         lower, upper, active = retire_judges(lower, upper, plan, target)
     stopped, at, ok = stop_round(ends, lower, upper, plan, target)
     called = called_items(ends, active, at)
@@ -186,13 +192,13 @@ def replay_chunk(x, orders, ends, plan, coefs, target, truth, weights) -> pd.Dat
     rows = np.arange(len(orders))
     low, up, good = lower[rows, at], upper[rows, at], ok[rows, at]
     held = (lower <= truth) & (upper >= truth)
-    looked = (ends >= max(target["min_items"], 1))[None, :, None]
+    looked = (ends >= max(target.min_items, 1))[None, :, None]
     pairs = tested & (plan["kind"] != "beta").to_numpy()
     beta = (plan["kind"] == "beta").to_numpy()
     sign = np.sign(truth)
     decided = np.where(low > 0, 1, np.where(up < 0, -1, 0))
     wrong = ((decided != 0) & (decided != sign) & pairs).sum(axis=1)
-    eps = target["epsilon"] if target["epsilon"] is not None else np.inf
+    eps = target.epsilon if target.epsilon is not None else np.inf
     missed = ((np.abs(truth) > 2 * eps) & (decided != sign) & pairs).sum(axis=1)
     return pd.DataFrame({
         "stop_items": ends[at], "stop_complete_items": complete[rows, at], "fraction": np.nan,
@@ -205,14 +211,14 @@ def replay_chunk(x, orders, ends, plan, coefs, target, truth, weights) -> pd.Dat
         "covered_at_stop": held[rows, at][:, tested].all(axis=1)})
 
 
-def forecast(scores: np.ndarray, target: dict, design_items: int, n_sims: int = 1000,
+def forecast(scores: np.ndarray, target, design_items: int, n_sims: int = 1000,
              seed=0, per_judge_item=None) -> dict:
     """Items and calls a target is expected to need, from pilot (or earlier-panel) scores.
 
     Each simulation resamples the pilot's items (so that the pilot's means and variances vary
     as estimates do), then draws ``design_items`` items with replacement from that resample
     (incomplete items included, so their rate carries over), collects them in rounds of
-    ``target['round_items']`` and stops as :func:`replay` does (at ``max_items`` or the design at
+    ``target.round_items`` and stops as :func:`replay` does (at ``max_items`` or the design at
     the latest). Returns the design's items and calls, the median and 90th percentile of the
     items and calls used, and the share of simulations that did not meet the target. A pair whose
     difference is near ``2 epsilon`` or 0 makes the forecast depend on the pilot's estimate of
@@ -226,12 +232,12 @@ def forecast(scores: np.ndarray, target: dict, design_items: int, n_sims: int = 
     """
     if len(scores) < 2:
         raise ValueError("a forecast needs scores of at least 2 pilot items")
-    target = replay_target({**target, "design_items": design_items, "retire": False})
+    target = replay_target(target, design_items=design_items, retire=False)
     plan, coefs, x = targets.item_contrasts(scores, target, None, None)
     n, n_cells = len(x), int(np.prod(np.shape(scores)[1:]))
-    limit = int(min(design_items, target.get("max_items") or design_items))
-    ends = round_ends(limit, int(target.get("round_items") or 1), target["min_items"])
-    can_retire = target["beta_halfwidth"] is None and bool(target["decisions"])
+    limit = int(min(design_items, target.max_items or design_items))
+    ends = round_ends(limit, int(target.round_items), target.min_items)
+    can_retire = target.beta_halfwidth is None and bool(target.decisions)
     weights = {k: np.asarray(v, dtype=float) for k, v in (per_judge_item or {}).items()}
     rng = np.random.default_rng(seed)
     # two levels: a resampled pilot (its means are estimates), then the design from it

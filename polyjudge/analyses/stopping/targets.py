@@ -60,45 +60,121 @@ class StopStatus:
     target_met: bool = False
 
 
-def check_target(target: dict) -> dict:
-    """The target with its defaults filled in; ValueError naming the key when it is unusable
-    (the workflow validates the config first; this guards direct calls)."""
-    t = {"beta_halfwidth": None, "decisions": None, "epsilon": None, "level": 0.95,
-         "sequence": "asymptotic", "score_range": None, "min_items": 0, "design_items": None,
-         **target}
-    t["min_items"] = int(t["min_items"] or 0)
-    if t["decisions"] is not None and isinstance(t["decisions"], str):
-        t["decisions"] = [t["decisions"]]
-    if t["beta_halfwidth"] is None and not t["decisions"]:
+@dataclass(frozen=True)
+class StopTarget:
+    """A collection's stopping target, checked (a ``collect.stop`` block, docs/methods.md 10.7):
+    what the sequences test, at which confidence, and how items are drawn. Built by
+    :func:`check_target` (the workflow's from its completed ``collect.stop`` dict, by
+    :func:`collection_target`); building one that could never stop raises ValueError naming the
+    key."""
+
+    beta_halfwidth: float | None
+    """Target: every beta cell within +- this (score units); None: no beta target."""
+    decisions: tuple[str, ...] | None
+    """Target: every backbone pair settled, ``calibrated`` and/or ``raw``; None: no pair target."""
+    epsilon: float | None
+    """Indifference margin of ``decisions`` (score units, > 0; needed with them)."""
+    level: float
+    """Confidence of the sequences, simultaneous over every round, cell and pair tested."""
+    sequence: str
+    """``asymptotic`` or ``betting`` (``fixed_n``: the naive rule, in replays only)."""
+    min_items: int
+    """Items drawn before a stop is considered (a cost setting, not one of validity)."""
+    max_items: int | None
+    """Most items a collection draws; None: the whole item table (or the design)."""
+    round_items: int
+    """Items drawn per round, each with its whole language x judge block."""
+    retire: bool
+    """With ``decisions`` only: stop calling a judge whose every tested pair is settled."""
+    seed: int
+    """Seed of the random item order."""
+    forecast_from: str | None
+    """Panel or tensor file the forecast reads; None: the pilot round."""
+    forecast_orders: int
+    """Simulated collections behind the forecast."""
+    score_range: tuple[float, float] | None
+    """The range of the scores (a collection's margins); None: unbounded (asymptotic only)."""
+    design_items: int | None
+    """Items of the full design (the item table, at most ``max_items``); None: not known."""
+
+    def __post_init__(self):
+        decisions = self.decisions
+        if isinstance(decisions, str):
+            decisions = (decisions,)
+        object.__setattr__(self, "decisions", None if decisions is None else tuple(decisions))
+        object.__setattr__(self, "min_items", int(self.min_items or 0))
+        if self.score_range is not None:
+            object.__setattr__(self, "score_range", tuple(self.score_range))
+        _check_fields(self)
+
+
+API_DEFAULTS = {"beta_halfwidth": None, "decisions": None, "epsilon": None, "level": 0.95,
+                "sequence": "asymptotic", "min_items": 0, "max_items": None, "round_items": 1,
+                "retire": False, "seed": 0, "forecast_from": None, "forecast_orders": 200,
+                "score_range": None, "design_items": None}
+"""The fields a direct call (:func:`stopping_status`, :func:`~.replay.replay`, ...) may leave
+out. The workflow's defaults are config/config.yaml's ``collection.stop_defaults``, which it
+always passes in full; these equal them but for ``min_items`` 0 and ``round_items`` 1, so that a
+direct call decides after every item (a test holds the rest equal)."""
+
+
+def check_target(target) -> StopTarget:
+    """The :class:`StopTarget` of a target dict (the fields it leaves out from
+    :data:`API_DEFAULTS`), or ``target`` itself if it is one; ValueError naming the key when it
+    is unusable (the workflow checks its config first; this guards direct calls)."""
+    if isinstance(target, StopTarget):
+        return target
+    unknown = sorted(set(target) - set(API_DEFAULTS))
+    if unknown:
+        raise ValueError(f"stop: unknown key(s) {unknown}; the keys are {list(API_DEFAULTS)}")
+    if target.get("sequence") == "fixed_n":  # the naive rule is for replays only
+        raise ValueError(f"stop.sequence must be one of {list(SEQUENCES)}, got fixed_n")
+    return StopTarget(**{**API_DEFAULTS, **target})
+
+
+def _check_fields(t: StopTarget) -> None:
+    """ValueError naming the first key of ``t`` that makes it unusable."""
+    if t.beta_halfwidth is None and not t.decisions:
         raise ValueError("stop: needs `beta_halfwidth` or `decisions`")
-    if t["beta_halfwidth"] is not None and not t["beta_halfwidth"] > 0:
-        raise ValueError(f"stop.beta_halfwidth must be positive, got {t['beta_halfwidth']}")
-    unknown = sorted(set(t["decisions"] or ()) - set(DECISION_KINDS))
+    if t.beta_halfwidth is not None and not t.beta_halfwidth > 0:
+        raise ValueError(f"stop.beta_halfwidth must be positive, got {t.beta_halfwidth}")
+    unknown = sorted(set(t.decisions or ()) - set(DECISION_KINDS))
     if unknown:
         raise ValueError(f"stop.decisions: unknown {unknown}; use {list(DECISION_KINDS)}")
-    if t["decisions"] and not (t["epsilon"] is not None and t["epsilon"] > 0):
-        raise ValueError(f"stop.epsilon must be positive with decisions, got {t['epsilon']}")
-    if not 0 < t["level"] < 1:
-        raise ValueError(f"stop.level must lie in (0, 1), got {t['level']}")
-    if t["sequence"] not in SEQUENCES:
-        raise ValueError(f"stop.sequence must be one of {list(SEQUENCES)}, got {t['sequence']}")
-    if t["sequence"] == "betting":
-        if t["score_range"] is None or not t["score_range"][1] > t["score_range"][0]:
+    if t.decisions and not (t.epsilon is not None and t.epsilon > 0):
+        raise ValueError(f"stop.epsilon must be positive with decisions, got {t.epsilon}")
+    if not 0 < t.level < 1:
+        raise ValueError(f"stop.level must lie in (0, 1), got {t.level}")
+    if t.sequence not in SEQUENCES + ("fixed_n",):
+        raise ValueError(f"stop.sequence must be one of {list(SEQUENCES)}, got {t.sequence}")
+    if t.sequence == "betting":
+        if t.score_range is None or not t.score_range[1] > t.score_range[0]:
             raise ValueError("stop.sequence 'betting' needs the scores' range: a score_range "
                              "[lo, hi] with lo < hi")
-    return t
+    if t.round_items < 1:
+        raise ValueError(f"stop.round_items must be at least 1, got {t.round_items}")
 
 
-def tuning_items(target: dict) -> float:
+def collection_target(stop: dict, score_range=None, n_items: int | None = None) -> StopTarget:
+    """The record of a collection's ``collect.stop`` block (the completed config's dict, as a
+    rule gets it in its params): ``score_range`` the margins' range, ``design_items`` the
+    ``n_items`` of the item table, at most ``max_items``."""
+    design = None if n_items is None else min(n_items, stop["max_items"] or n_items)
+    return check_target({**stop, "score_range": score_range, "design_items": design})
+
+
+def tuning_items(target: StopTarget) -> float:
     """The item count the asymptotic sequence is tuned for: a third of the design (the point
     where a target is typically met), else 500; never below 20."""
-    design = target.get("design_items")
+    design = target.design_items
     return float(max(20, design / 3 if design else DEFAULT_TUNING_ITEMS))
 
 
-def contrast_plan(languages, backbones, target: dict) -> tuple[pd.DataFrame, np.ndarray]:
-    """The quantities a target follows (one row each: kind, label, language, backbone, versus,
-    tested, alpha) and their coefficients on the flattened ``(language, backbone)`` block."""
+def contrast_plan(languages, backbones, target) -> tuple[pd.DataFrame, np.ndarray]:
+    """The quantities a target (a :class:`StopTarget` or its dict) follows (one row each: kind,
+    label, language, backbone, versus, tested, alpha) and their coefficients on the flattened
+    ``(language, backbone)`` block."""
+    target = check_target(target)
     k, m = len(languages), len(backbones)
     eye_l, eye_b = np.eye(k), np.eye(m)
     centre_l, centre_b = eye_l - 1.0 / k, eye_b - 1.0 / m
@@ -107,7 +183,7 @@ def contrast_plan(languages, backbones, target: dict) -> tuple[pd.DataFrame, np.
         rows.append(("beta", f"beta: {languages[il]} x {backbones[ib]}", languages[il],
                      backbones[ib], None))
         coefs.append(np.outer(centre_l[il], centre_b[ib]).ravel())
-    decisions = target.get("decisions") or ()
+    decisions = target.decisions or ()
     pairs = list(combinations(range(m), 2))
     if "calibrated" in decisions:
         for a, b in pairs:
@@ -122,14 +198,14 @@ def contrast_plan(languages, backbones, target: dict) -> tuple[pd.DataFrame, np.
                 coefs.append(np.outer(eye_l[il], eye_b[a] - eye_b[b]).ravel())
     plan = pd.DataFrame(rows, columns=["kind", "label", "language", "backbone", "versus"])
     is_beta = (plan["kind"] == "beta").to_numpy()
-    plan["tested"] = ~is_beta if target.get("beta_halfwidth") is None else True
-    error = 1.0 - target.get("level", 0.95)
+    plan["tested"] = ~is_beta if target.beta_halfwidth is None else True
+    error = 1.0 - target.level
     n_tested = int(plan["tested"].sum())
     plan["alpha"] = np.where(plan["tested"], error / n_tested, error / int(is_beta.sum()))
     return plan, np.array(coefs)
 
 
-def item_contrasts(scores, target: dict, languages=None, backbones=None):
+def item_contrasts(scores, target, languages=None, backbones=None):
     """The plan and coefficients of a target (:func:`contrast_plan`) and each item's contrasts
     (items x quantities), NaN where the item lacks the cells the quantity needs: a beta cell
     needs the whole block (double-centring is exact only there); a raw pair its two cells; a
@@ -184,19 +260,19 @@ def contrast_range(coefs: np.ndarray, score_range) -> tuple[np.ndarray, np.ndarr
     return pos * lo + neg * hi, pos * hi + neg * lo
 
 
-def sequence_bounds(x: np.ndarray, plan: pd.DataFrame, coefs: np.ndarray, target: dict,
+def sequence_bounds(x: np.ndarray, plan: pd.DataFrame, coefs: np.ndarray, target: StopTarget,
                     points=None, full: bool = True
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Running estimate, lower and upper bound of every quantity after each of its items
     (``x`` from :func:`used_first`: time on axis -2, leading axes allowed, e.g. replay orders).
     ``points`` and ``full``: the betting sequence's candidates (:func:`betting_grid`)."""
     alpha = plan["alpha"].to_numpy()
-    if target["sequence"] == "fixed_n":                    # the naive rule (replays only)
+    if target.sequence == "fixed_n":                    # the naive rule (replays only)
         mean, half = sequences.fixed_n_interval(x, alpha)
         return mean, mean - half, mean + half
-    lo, hi = (contrast_range(coefs, target["score_range"])
-              if target["score_range"] is not None else (None, None))
-    if target["sequence"] == "asymptotic":
+    lo, hi = (contrast_range(coefs, target.score_range)
+              if target.score_range is not None else (None, None))
+    if target.sequence == "asymptotic":
         prior = None if lo is None else ((hi - lo) / 2.0) ** 2
         mean, half = sequences.asymptotic_cs(x, alpha, tuning_items(target), prior,
                                              PRIOR_ITEMS, MIN_INFORMATIVE, small_sample=True)
@@ -216,10 +292,10 @@ def betting_grid(plan, lo, hi, target, points=None, full: bool = True) -> np.nda
     the decisions) the pairs get their test points and untested beta cells a coarse grid."""
     is_beta = (plan["kind"] == "beta").to_numpy()
     width = hi - lo
-    eps = target["epsilon"] if target["epsilon"] is not None else np.nan
-    h = target["beta_halfwidth"]
+    eps = target.epsilon if target.epsilon is not None else np.nan
+    h = target.beta_halfwidth
     step = np.where(is_beta, h / 8.0 if h is not None else width / 200.0,
-                    eps / 8.0 if target["epsilon"] is not None else width / 200.0)
+                    eps / 8.0 if target.epsilon is not None else width / 200.0)
     if not full:
         step = np.where(is_beta & (h is None), width / 20.0, step)
         step = np.where(~is_beta, np.inf, step)
@@ -238,16 +314,16 @@ def betting_grid(plan, lo, hi, target, points=None, full: bool = True) -> np.nda
     return grid
 
 
-def settled(plan: pd.DataFrame, lower, upper, target: dict) -> np.ndarray:
+def settled(plan: pd.DataFrame, lower, upper, target: StopTarget) -> np.ndarray:
     """Whether each quantity meets its target: a beta cell when its half-width is at most
     ``beta_halfwidth``; a pair when its interval excludes 0 or lies inside
     ``(-2 epsilon, 2 epsilon)`` (then the pair differs by less than ``2 epsilon``, and a pair
     differing by more can only be settled with its sign). Broadcasts over leading axes."""
     half = (upper - lower) / 2.0
     is_beta = (plan["kind"] == "beta").to_numpy()
-    beta_ok = half <= (target["beta_halfwidth"] if target["beta_halfwidth"] is not None
+    beta_ok = half <= (target.beta_halfwidth if target.beta_halfwidth is not None
                        else -np.inf)
-    eps = target["epsilon"] if target["epsilon"] is not None else -np.inf
+    eps = target.epsilon if target.epsilon is not None else -np.inf
     pair_ok = (lower > 0) | (upper < 0) | ((lower > -2 * eps) & (upper < 2 * eps))
     return np.where(is_beta, beta_ok, pair_ok)
 
@@ -260,7 +336,7 @@ def needed_judges(cells: pd.DataFrame, backbones) -> list:
     return [b for b in backbones if b in still]
 
 
-def stopping_status(scores: np.ndarray, target: dict, languages=None, backbones=None
+def stopping_status(scores: np.ndarray, target, languages=None, backbones=None
                     ) -> StopStatus:
     """Evaluate the confidence sequences on all rows of ``scores`` (items in the order they were
     drawn, shape ``(items, languages, backbones)``, NaN = missing) and decide whether to stop.
@@ -298,19 +374,20 @@ def status_from_bounds(plan, est, lower, upper, ok, target, n_items, n_complete,
                      "label"].tolist()
     beta = cells[cells["kind"] == "beta"]
     met = bool(tested["settled"].all())
-    if n_items < target["min_items"]:
-        reason = f"min_items not reached ({n_items} of {target['min_items']} items)"
+    if n_items < target.min_items:
+        reason = f"min_items not reached ({n_items} of {target.min_items} items)"
     elif met:
-        reason = "; ".join(([f"beta_halfwidth {target['beta_halfwidth']} reached"]
-                            if target["beta_halfwidth"] is not None else [])
+        reason = "; ".join(([f"beta_halfwidth {target.beta_halfwidth} reached"]
+                            if target.beta_halfwidth is not None else [])
                            + (["all pairs settled"] if len(pairs) else []))
     else:
         open_beta = int((~tested.loc[tested["kind"] == "beta", "settled"]).sum())
         reason = "continuing: " + ", ".join(
-            ([f"{open_beta} beta cell(s) wider than {target['beta_halfwidth']}"]
-             if open_beta else []) + ([f"{len(undecided)} pair(s) undecided"] if undecided else []))
+            ([f"{open_beta} beta cell(s) wider than {target.beta_halfwidth}"]
+             if open_beta else [])
+            + ([f"{len(undecided)} pair(s) undecided"] if undecided else []))
     return StopStatus(n_items=int(n_items), n_complete_items=int(n_complete),
-                      stop=met and n_items >= target["min_items"], reason=reason,
+                      stop=met and n_items >= target.min_items, reason=reason,
                       max_beta_halfwidth=float(beta["halfwidth"].max()),
                       undecided_pairs=undecided, cells=cells.reset_index(drop=True),
                       tied_pairs=tied, target_met=met)
