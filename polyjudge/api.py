@@ -7,23 +7,27 @@ arguments. Every function validates it exactly as the workflow's ingest step doe
 same :class:`~polyjudge.data.io.InputError` message, naming ``source`` instead of the file. The rule
 scripts call these functions too, so a notebook and the workflow compute the same numbers.
 
-Each function returns a frozen result with tidy DataFrames and, where the workflow draws a
-figure, ``plot()`` returning that figure (:mod:`polyjudge.report.figures`; matplotlib is imported only
-then). The names in :data:`polyjudge.__all__` are stable.
+Each function returns a frozen result of :mod:`polyjudge.results` with tidy DataFrames and, where
+the workflow draws a figure, ``plot()`` returning that figure. The run-table keywords are those
+of :class:`~polyjudge.data.spec.RunSpec`, documented once there. The names in
+:data:`polyjudge.__all__` are stable.
 """
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from .cbc.summary import R2_MODELS, SIGMA_DEFINITIONS, cbc_summary  # noqa: F401 (public here)
 from .data import io, shape
 from .data.errors import api_front
 from .data.panel import Panel
+from .data.spec import RUN_TABLE_PARAMETERS, RunSpec
+from .results import CMI, Calibration, Heldout, JudgeLS, Reversal
 
 __all__ = ["Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "calibrate", "heldout",
            "reversal", "cmi_test", "judge_ls", "prepare_runs"]
@@ -34,9 +38,20 @@ def _module(name: str):
     return importlib.import_module(f"polyjudge.{name}")
 
 
+def _run_table_doc(function):
+    """Fill the ``{run_table}`` line of a docstring with the run-table keywords of
+    :class:`~polyjudge.data.spec.RunSpec`, indented as that line is: written once."""
+    def fill(match):
+        return "\n".join(match.group(1) + line if line else ""
+                         for line in RUN_TABLE_PARAMETERS.splitlines())
+    function.__doc__ = re.sub(r"^( *)\{run_table\}$", fill, function.__doc__, flags=re.M)
+    return function
+
+
 # --- run table -> task-level panel ---------------------------------------------------------------
 
 @api_front
+@_run_table_doc
 def prepare_runs(runs: pd.DataFrame, *, task: str = "task", language: str = "language",
                  backbone: str = "backbone", score: str = "score", framework: str = "framework",
                  languages=None, backbones=None, score_range=None, missing: str = "error",
@@ -46,87 +61,26 @@ def prepare_runs(runs: pd.DataFrame, *, task: str = "task", language: str = "lan
     The workflow's ingest step (docs/methods.md section 0): columns renamed to the standard names,
     checked (:func:`polyjudge.data.io.validate_runs`: keys, numeric scores in ``score_range``, NaN
     scores an error unless ``missing="omit"``), then averaged per task x language x backbone cell
-    (:func:`polyjudge.data.io.build_panel`; missing cells allowed only with ``missing="omit"``).
-    ``languages`` / ``backbones`` fix the axis order (default: natural sort). Returns the
-    standard run table and the :class:`~polyjudge.data.panel.Panel`.
+    (:func:`polyjudge.data.io.build_panel`; missing cells allowed only with ``missing="omit"``):
+    :meth:`polyjudge.data.spec.RunSpec.prepare`.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        One row per judge run.
+    {run_table}
+
+    Returns
+    -------
+    runs : pandas.DataFrame
+        The standard run table (task, language, backbone, score, framework).
+    panel : Panel
+        The task-level :class:`~polyjudge.data.panel.Panel`.
     """
-    if not isinstance(runs, pd.DataFrame):
-        raise TypeError(f"runs must be a pandas DataFrame, got {type(runs).__name__}")
-    columns = {"task": task, "language": language, "backbone": backbone, "score": score,
-               "framework": framework}
-    checked = io.validate_runs(io.rename_columns(runs, columns), source, score_range, missing,
-                               mapping=columns)
-    panel = io.build_panel(checked, source, languages, backbones,
-                           allow_missing_cells=missing == "omit")
-    return checked, panel
+    return RunSpec.from_kwargs(**locals()).prepare(runs)
 
 
 # --- CBC ------------------------------------------------------------------------------------------
-
-SIGMA_DEFINITIONS = {
-    "sigma_total": "population SD (ddof 0) of all task-level scores (the paper's protocol)",
-    "sigma_residual": "population SD of the residuals of task + language + backbone + "
-                      "language x backbone fitted to the task-level scores",
-}
-R2_MODELS = {
-    "r2_two_way": "run score ~ task + backbone + language + framework + backbone:language",
-    "r2_full": "the two-way model + task:language",
-}
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """CBC on one run table (the workflow's ``cbc/`` outputs).
-
-    ``beta`` and ``beta_weighted``: language, backbone, beta; ``rankings``: language, backbone,
-    mean_raw, mean_cbc, rank_raw, rank_cbc (1 = best within the language); ``calibrated``: the
-    calibrated task-level scores ``T - beta`` (task, language, backbone, score, n_runs);
-    ``summary``: sizes, the estimator used, both sigmas and radii, R^2 (``cbc/summary.json``);
-    ``panel``: the task-level panel the estimate was computed from.
-    """
-
-    beta: pd.DataFrame
-    beta_weighted: pd.DataFrame
-    rankings: pd.DataFrame
-    calibrated: pd.DataFrame
-    summary: dict
-    panel: Panel
-
-    @property
-    def estimator(self) -> str:
-        """``plain`` (complete panel) or the incomplete-panel estimator, e.g. ``least_squares``."""
-        return self.summary["estimator"]
-
-    @property
-    def radius_total(self) -> float:
-        """Finite-sample radius with the total SD of the scores (the paper's "about 10")."""
-        return self.summary["radius_total"]
-
-    @property
-    def radius_residual(self) -> float:
-        """Finite-sample radius with the residual SD of the additive two-way model."""
-        return self.summary["radius_residual"]
-
-    @property
-    def r2_two_way(self) -> float:
-        return self.summary["r2_two_way"]
-
-    @property
-    def r2_full(self) -> float:
-        return self.summary["r2_full"]
-
-    def plot(self, figure: str = "interaction_heatmap", units: str = "score points"):
-        """``interaction_heatmap`` (beta) or ``ranking_bump_chart`` (ranks raw vs CBC)."""
-        from .report import figures
-        if figure == "interaction_heatmap":
-            return figures.interaction_heatmap(self.beta, units,
-                                               title="Language x backbone interaction β")
-        if figure == "ranking_bump_chart":
-            return figures.ranking_bump_chart(self.rankings,
-                                              title="Backbone ranks per language, raw vs CBC")
-        raise ValueError(f"unknown figure {figure!r}; one of interaction_heatmap, "
-                         "ranking_bump_chart")
-
 
 @api_front
 def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "language",
@@ -141,16 +95,25 @@ def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "langua
     ``summary["estimator"]`` says which. R^2 is that of the run-level one-hot OLS models of
     ``summary["r2_models"]``. Column and validation arguments: :func:`prepare_runs`.
     """
-    checked, panel = prepare_runs(runs, task=task, language=language, backbone=backbone,
-                                  score=score, framework=framework, languages=languages,
-                                  backbones=backbones, score_range=score_range, missing=missing,
-                                  source=source)
+    checked, panel = RunSpec.from_kwargs(**locals()).prepare(runs)
     shape.require_two_way(panel, source)  # before the R^2 fits, which need two of each too
     estimator_module = _module("cbc.estimator")
     r2 = (estimator_module.ols_r_squared(checked, estimator_module.TWO_WAY_TERMS),
           estimator_module.ols_r_squared(checked, estimator_module.FULL_TERMS))
     return calibrate_panel(panel, n_runs=len(checked), r2=r2, estimator=estimator, eps=eps,
                            source=source)
+
+
+def estimate_cbc(panel: Panel, estimator: str | None = None, source="panel"):
+    """The interaction of a task-level panel by ``estimator`` (None: plain on a complete panel,
+    least squares on an incomplete one), after the shape checks of :mod:`polyjudge.data.shape`:
+    ``(estimate, result)``, the :class:`~polyjudge.analyses.missing.InteractionEstimate` and
+    the :class:`~polyjudge.cbc.estimator.CBCResult` of its beta. :func:`calibrate_panel` and
+    :meth:`polyjudge.Calibrator.fit_panel` fit through it."""
+    shape.require_two_way(panel, source)
+    shape.require_pairs(panel, source)
+    estimate = _module("analyses.missing").estimate_beta(panel.values, estimator)
+    return estimate, _module("cbc.estimator").cbc_result(estimate.cell_means, estimate.beta)
 
 
 def calibrate_panel(panel: Panel, *, n_runs: int, r2: tuple[float, float],
@@ -161,67 +124,18 @@ def calibrate_panel(panel: Panel, *, n_runs: int, r2: tuple[float, float],
     (:mod:`polyjudge.data.streaming`, ``inputs.json``), so the runs are not read again.
     A panel of one language or one backbone, or with a language x backbone cell without any
     task, stops naming them (:mod:`polyjudge.data.shape`)."""
-    shape.require_two_way(panel, source)
-    shape.require_pairs(panel, source)
-    estimator_module, missing_module = _module("cbc.estimator"), _module("analyses.missing")
-    estimate = missing_module.estimate_beta(panel.values, estimator)
-    result = estimator_module.cbc_result(estimate.cell_means, estimate.beta)
-    calibrated = Panel(estimator_module.cbc_calibrate(panel.values, result.beta), panel.tasks,
-                       panel.languages, panel.backbones, panel.strata, panel.n_runs)
-    n, k, m = panel.shape
-    sigma_total = float(np.nanstd(panel.values))
-    sigma_residual = estimator_module.residual_sd(panel.values)
-    max_beta = float(np.abs(result.beta).max())
-    radius = lambda sigma: estimator_module.finite_sample_radius(sigma, n, k, m, eps)
-    summary = {
-        "n_tasks": n, "n_languages": k, "n_backbones": m, "n_runs": n_runs,
-        "complete": panel.is_complete,
-        "estimator": estimate.method,
-        "estimator_note": estimate.note,
-        "sigma_total": sigma_total,
-        "sigma_residual": sigma_residual,
-        "radius_total": radius(sigma_total),
-        "radius_residual": radius(sigma_residual),
-        "eps": eps,
-        "sigma_definitions": dict(SIGMA_DEFINITIONS),
-        "max_abs_beta": max_beta,
-        "tasks_for_radius_below_half_max_beta": estimator_module.tasks_for_radius(
-            sigma_total, max_beta / 2, k, m, eps),
-        "r2_two_way": r2[0],
-        "r2_full": r2[1],
-        "r2_models": dict(R2_MODELS),
-        "same_order_after_cbc": bool((result.rank_cbc == result.rank_cbc[0]).all()),
-        "order_after_cbc": [panel.backbones[i] for i in np.argsort(result.rank_cbc[0])],
-    }
+    estimate, result = estimate_cbc(panel, estimator, source)
+    calibrated = Panel(_module("cbc.estimator").cbc_calibrate(panel.values, result.beta),
+                       panel.tasks, panel.languages, panel.backbones, panel.strata, panel.n_runs)
+    summary = cbc_summary(panel, result, method=estimate.method, note=estimate.note,
+                          n_runs=n_runs, r2=r2, eps=eps)
     return Calibration(beta=panel.matrix_frame(result.beta, "beta"),
                        beta_weighted=panel.matrix_frame(result.beta_weighted, "beta"),
-                       rankings=estimator_module.rankings_frame(panel, result),
+                       rankings=_module("cbc.estimator").rankings_frame(panel, result),
                        calibrated=calibrated.to_frame(), summary=summary, panel=panel)
 
 
 # --- held-out tau (Table 2) -----------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Heldout:
-    """Held-out cross-task rank consistency (the workflow's ``heldout/`` outputs).
-
-    ``tau``: method, mean, ci_low, ci_high, full_fit, n_replicates, reason (Table 2; reason:
-    why a method has no value, "" where it has one); ``replicates``: replicate, method, tau;
-    ``paired``: every method against ``reference`` over the same replicates; ``skipped``:
-    requested methods the data cannot support (e.g. Dawid-Skene without binary verdicts).
-    """
-
-    tau: pd.DataFrame
-    replicates: pd.DataFrame
-    paired: pd.DataFrame
-    skipped: tuple[str, ...]
-
-    def plot(self, published: dict | None = None):
-        """Forest plot of mean held-out tau and its interval per method (``heldout_tau``)."""
-        from .report import figures
-        return figures.heldout_tau_forest(self.tau, published,
-                                          title="Held-out cross-task rank consistency")
-
 
 @api_front
 def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: int = 7,
@@ -244,10 +158,7 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
     or whose tau is undefined in every replicate, keeps its row in ``tau`` with NaN values and
     its ``reason`` (logged; listed in ``skipped`` when it could not run).
     """
-    checked, panel = prepare_runs(runs, task=task, language=language, backbone=backbone,
-                                  score=score, framework=framework, languages=languages,
-                                  backbones=backbones, score_range=score_range, missing=missing,
-                                  source=source)
+    checked, panel = RunSpec.from_kwargs(**locals()).prepare(runs)
     shape.require_two_way(panel, source, "held-out rank consistency")
     data = ({"runs": _module("analyses.baselines").run_items(checked, panel, verdict_threshold)}
             if run_verdicts else {})
@@ -264,24 +175,6 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
 
 # --- rank reversal -------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Reversal:
-    """Rank reversal (the workflow's ``reversal/`` outputs).
-
-    ``pairs``: one row per backbone pair (witness languages, delta, IUT p, BH q, significant);
-    ``summary``: counts, the top backbone per language and the global count test
-    (``reversal/summary.json``).
-    """
-
-    pairs: pd.DataFrame
-    summary: dict
-
-    def plot(self, units: str = "score points²"):
-        """Reversal strength delta per backbone pair (``reversal_strength``)."""
-        from .report import figures
-        return figures.reversal_strength(self.pairs, units)
-
-
 @api_front
 def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, seed: int = 507,
              task: str = "task", language: str = "language", backbone: str = "backbone",
@@ -295,9 +188,7 @@ def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, 
     ``permutations`` within-(task, backbone) residual permutations of the additive fit (CBC
     paper, sections 3.2 and 5; docs/methods.md section 4).
     """
-    _, panel = prepare_runs(runs, task=task, language=language, backbone=backbone, score=score,
-                            framework=framework, languages=languages, backbones=backbones,
-                            score_range=score_range, missing=missing, source=source)
+    _, panel = RunSpec.from_kwargs(**locals()).prepare(runs)
     shape.require_two_way(panel, source, "rank reversal")
     module = _module("analyses.reversal")
     pairs = module.rank_reversal(panel, fdr)
@@ -315,25 +206,6 @@ CMI_CONVENTIONS = {
     "sklearn": "scikit-learn's _compute_mi_cd: points strictly inside the radius, the point "
                "itself included",
 }
-
-
-@dataclass(frozen=True)
-class CMI:
-    """The CMI test (the workflow's ``information/`` outputs).
-
-    ``summary``: settings and, per tie convention, observed, null mean, debiased value, band and
-    p-value (``information/cmi.json``); ``null``: convention, shard, draw, statistic;
-    ``strata``: task, backbone and the estimate of every stratum per convention.
-    """
-
-    summary: dict
-    null: pd.DataFrame
-    strata: pd.DataFrame
-
-    def plot(self):
-        """Permutation null against the observed statistic per convention (``cmi_null``)."""
-        from .report import figures
-        return figures.cmi_null_histogram(self.null, self.summary)
 
 
 def cmi_strata(runs, panel: Panel, source="runs"):
@@ -377,10 +249,7 @@ def cmi_test(runs: pd.DataFrame, *, k: int = 2, permutations: int = 500, shards:
     already computed); debiased = observed - null (CBC paper, section 6; docs/methods.md section 6).
     Needs repeated runs (frameworks) per cell.
     """
-    checked, panel = prepare_runs(runs, task=task, language=language, backbone=backbone,
-                                  score=score, framework=framework, languages=languages,
-                                  backbones=backbones, score_range=score_range, missing=missing,
-                                  source=source)
+    checked, panel = RunSpec.from_kwargs(**locals()).prepare(runs)
     return cmi_test_strata(cmi_strata(checked, panel, source), k=k, permutations=permutations,
                            shards=shards, seed=seed, conventions=conventions, null=null)
 
@@ -412,44 +281,6 @@ def cmi_test_strata(strata, *, k: int = 2, permutations: int = 500, shards: int 
 
 
 # --- Judge-LS ------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class JudgeLS:
-    """The Judge-LS tables (the workflow's ``judge_ls/`` outputs).
-
-    ``accuracy``, ``flips`` (verdict changes against the reference condition, McNemar),
-    ``position`` (order inconsistency), ``tie_probe``, ``audit`` (translation audit of the
-    variant texts), ``sensitivity`` (flips without the flagged items), ``recovery`` (planted
-    values against estimates, when a truth is given); ``summary``: the Markdown summary;
-    ``n_judgments`` and ``n_invalid`` (unparseable verdicts, counted in every table).
-    """
-
-    accuracy: pd.DataFrame
-    flips: pd.DataFrame
-    position: pd.DataFrame
-    tie_probe: pd.DataFrame
-    audit: pd.DataFrame
-    sensitivity: pd.DataFrame
-    recovery: pd.DataFrame
-    summary: str
-    n_judgments: int
-    n_invalid: int
-
-    TABLES = ("accuracy", "flips", "position", "tie_probe", "audit", "sensitivity", "recovery")
-
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """Name -> table, in the workflow's order (``judge_ls/<name>.csv``)."""
-        return {name: getattr(self, name) for name in self.TABLES}
-
-    def plot(self, figure: str = "flips"):
-        """``flips`` (flip rate per judge and condition) or ``position`` (order inconsistency)."""
-        from .report import figures
-        if figure == "flips":
-            return figures.judge_ls_flips(self.flips)
-        if figure == "position":
-            return figures.judge_ls_position(self.position)
-        raise ValueError(f"unknown figure {figure!r}; one of flips, position")
-
 
 @api_front
 def judge_ls(verdicts: pd.DataFrame, *, reference: str = "en", conditions=None,

@@ -13,9 +13,9 @@ constructor only stores its settings, ``fit`` learns, learned attributes end in 
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-import math
 import warnings
 from pathlib import Path
 
@@ -23,17 +23,18 @@ import numpy as np
 import pandas as pd
 
 from ._version import __version__
-from .api import calibrate_panel, prepare_runs
+from .api import estimate_cbc
 from .data import io
 from .data.atomic import write_atomically
 from .data.digest import training_sha256, training_sha256_file  # noqa: F401 (public here)
 from .data.errors import InputError, api_front
+from .data.spec import COLUMNS as COLUMN_PARAMS
+from .data.spec import RunSpec
 
 FORMAT = "polyjudge-calibrator"
 FORMAT_VERSION = 1
 PARAMS = ("task", "language", "backbone", "score", "framework", "languages", "backbones",
           "score_range", "missing", "estimator", "band_replicates", "band_level", "seed", "unseen")
-COLUMN_PARAMS = ("task", "language", "backbone", "score", "framework")
 UNSEEN_POLICIES = ("error", "raw")
 OUTPUT_COLUMNS = ("beta", "score_cbc", "score_cbc_low", "score_cbc_high", "calibrated")
 BAND_COLUMNS = ("se", "band_low", "band_high")
@@ -139,8 +140,12 @@ class Calibrator:
         """Fitted with a band: calibrated scores get intervals, ranks use its uncertainty."""
         return self.is_fitted and self.band_ is not None
 
-    def _columns(self) -> dict:
-        return {name: getattr(self, name) for name in COLUMN_PARAMS}
+    def _spec(self, source="runs", fitted: bool = False) -> RunSpec:
+        """The run-table settings as a :class:`~polyjudge.data.spec.RunSpec`; ``fitted``: those
+        new runs are read with (the fitted score range, any order of the axes)."""
+        spec = RunSpec.from_kwargs(**self.get_params(), source=source)
+        return dataclasses.replace(spec, languages=None, backbones=None,
+                                   score_range=self.score_range_) if fitted else spec
 
     def _check_settings(self) -> None:
         if self.unseen not in UNSEEN_POLICIES:
@@ -169,9 +174,7 @@ class Calibrator:
         """Learn ``beta`` from a run table (validated as :func:`polyjudge.calibrate` does;
         ``source`` names it in error messages). ``y`` is ignored (scikit-learn). Returns self."""
         self._check_settings()
-        checked, panel = prepare_runs(runs, **self._columns(), languages=self.languages,
-                                      backbones=self.backbones, score_range=self.score_range,
-                                      missing=self.missing, source=source)
+        checked, panel = self._spec(source).prepare(runs)
         return self.fit_panel(panel, len(checked), training_sha256(checked), source=source)
 
     def fit_panel(self, panel, n_runs: int, sha256: str, *, source="runs") -> "Calibrator":
@@ -180,9 +183,8 @@ class Calibrator:
         table itself is not needed (the workflow hashes it in batches,
         :func:`training_sha256_file`). Returns self."""
         self._check_settings()
-        result = calibrate_panel(panel, n_runs=n_runs, r2=(math.nan, math.nan),
-                                 estimator=self.estimator, source=source)
-        beta = result.beta.copy()
+        estimate, result = estimate_cbc(panel, self.estimator, source)
+        beta = panel.matrix_frame(result.beta, "beta")
         beta["n_runs"] = panel.n_runs.sum(axis=0).ravel().astype(np.int64)
         beta["n_tasks"] = np.isfinite(panel.values).sum(axis=0).ravel().astype(np.int64)
         band = None
@@ -206,7 +208,7 @@ class Calibrator:
         self.beta_ = beta
         self.languages_ = list(panel.languages)
         self.backbones_ = list(panel.backbones)
-        self.estimator_ = result.estimator
+        self.estimator_ = estimate.method
         self.score_range_ = None if self.score_range is None else [
             float(self.score_range[0]), float(self.score_range[1])]
         self.band_ = band
@@ -227,10 +229,9 @@ class Calibrator:
             raise InputError(source, f"already has column(s) {clash}",
                              f"a run table without the columns {list(OUTPUT_COLUMNS)} that "
                              "calibrating adds (is it calibrated already?)")
-        frame = io.rename_columns(runs, self._columns())
-        io.validate_runs(frame, source, self.score_range_, self.missing,
-                         mapping=self._columns())
-        return io.with_single_framework(frame)
+        spec = self._spec(source, fitted=True)
+        spec.standard(runs)
+        return io.with_single_framework(io.rename_columns(runs, spec.columns))
 
     def _lookup(self, languages, backbones, source):
         """Row of ``beta_`` of each (language, backbone), -1 where unseen (refused unless
@@ -315,12 +316,12 @@ class Calibrator:
             raise ValueError(f"use at least 100 replicates for rank intervals, got {n_replicates}")
         if not 0 < level < 1:
             raise ValueError(f"level must be in (0, 1), got {level}")
+        from .cbc.band import calibrated_rank_replicates
         from .cbc.estimator import rank_within_language
         from .data.panel import nanmean
         if any(c in runs.columns for c in OUTPUT_COLUMNS):
             self._standard(runs, source)  # the same refusal as transform
-        _, panel = prepare_runs(runs, **self._columns(), score_range=self.score_range_,
-                                missing=self.missing, source=source)
+        _, panel = self._spec(source, fitted=True).prepare(runs)
         lang, bb = np.meshgrid(panel.languages, panel.backbones, indexing="ij")
         self._lookup(lang.ravel(), bb.ravel(), source)  # refuses unseen pairs unless "raw"
         rows = np.array([self.languages_.index(l) if l in self.languages_ else -1
@@ -331,7 +332,9 @@ class Calibrator:
         grid = np.ix_(np.maximum(rows, 0), np.maximum(cols, 0))
         beta = np.where(seen, self._grid("beta")[grid], 0.0)
         means = nanmean(panel.values, axis=0)
-        replicated = self._replicate_ranks(panel.values, beta, seen, grid, n_replicates, seed)
+        se = np.where(seen, self._grid("se")[grid], 0.0) if self.has_band else None
+        replicated = calibrated_rank_replicates(panel.values, beta, se, grid, self._grid(
+            "beta").shape, n_replicates, seed)
         valid = np.isfinite(replicated)
         with np.errstate(invalid="ignore"):
             low = np.nanquantile(replicated, (1 - level) / 2, axis=0, method="lower")
@@ -353,33 +356,6 @@ class Calibrator:
         """A column of ``beta_`` as the (languages, backbones) matrix."""
         return self.beta_[name].to_numpy(dtype=float).reshape(len(self.languages_),
                                                               len(self.backbones_))
-
-    def _replicate_ranks(self, values, beta, seen, grid, n_replicates: int, seed) -> np.ndarray:
-        """``(R, k, m)`` calibrated ranks of ``R`` replicates (NaN where a replicate's cell has
-        no task), stacked: the new tasks' bootstrap weights and the beta draws are arrays.
-
-        ``beta`` (k, m) of the new panel's cells (0 where unseen), ``seen`` their mask and
-        ``grid`` their index into the calibrator's (languages, backbones) matrices."""
-        from .cbc.bootstrap import replicate_chunk, task_bootstrap_chunks, weighted_cell_means
-        from .cbc.estimator import double_center, rank_by_count
-        n, k, m = values.shape
-        big_k, big_m = len(self.languages_), len(self.backbones_)
-        task_stream, beta_stream = map(np.random.default_rng,
-                                       np.random.SeedSequence(seed).spawn(2))
-        if self.has_band:
-            se = np.where(seen, self._grid("se")[grid], 0.0)
-            scale = math.sqrt((1 - 1 / big_k) * (1 - 1 / big_m))
-        ranks = []
-        chunk = replicate_chunk(n_replicates, n + 4 * (k * m * m + big_k * big_m))
-        for bootstrap in task_bootstrap_chunks(n, n_replicates, task_stream, chunk):
-            means = weighted_cell_means(values, bootstrap.counts)
-            if self.has_band:
-                z = double_center(beta_stream.standard_normal((len(means), big_k, big_m)))
-                means = means - (beta + se * z[(slice(None), *grid)] / scale)
-            else:
-                means = means - beta
-            ranks.append(np.where(np.isfinite(means), rank_by_count(means), np.nan))
-        return np.concatenate(ranks)
 
     # --- the file --------------------------------------------------------------------------------
 
