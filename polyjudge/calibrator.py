@@ -14,7 +14,6 @@ constructor only stores its settings, ``fit`` learns, learned attributes end in 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import warnings
 from pathlib import Path
@@ -26,19 +25,18 @@ from ._version import __version__
 from .api import estimate_cbc
 from .data import io
 from .data.atomic import write_atomically
+from .data.calibrator_file import EXPECTED_FILE, FORMAT, FORMAT_VERSION, read_calibrator_file
+from .data.calibrator_file import checksum as _checksum
 from .data.digest import training_sha256, training_sha256_file  # noqa: F401 (public here)
 from .data.errors import InputError, api_front
 from .data.spec import COLUMNS as COLUMN_PARAMS
 from .data.spec import RunSpec
 
-FORMAT = "polyjudge-calibrator"
-FORMAT_VERSION = 1
 PARAMS = ("task", "language", "backbone", "score", "framework", "languages", "backbones",
           "score_range", "missing", "estimator", "band_replicates", "band_level", "seed", "unseen")
 UNSEEN_POLICIES = ("error", "raw")
 OUTPUT_COLUMNS = ("beta", "score_cbc", "score_cbc_low", "score_cbc_high", "calibrated")
 BAND_COLUMNS = ("se", "band_low", "band_high")
-EXPECTED_FILE = "a calibrator file written by Calibrator.save or `polyjudge fit`"
 DEFAULT_BAND_REPLICATES = 500
 """Task bootstraps of the default band: about 0.02 s of CPU on 55 tasks x 8 languages x 6
 backbones, 0.7 s on 1,000 x 10 x 8 (docs/methods.md section 10.6)."""
@@ -47,15 +45,6 @@ NO_BAND_WARNING = (
     "(about 0.90 coverage per language at a nominal 0.95: docs/methods.md section 10.6); fit "
     "with a band for intervals that hold: Calibrator(band_replicates=500) (the default), "
     "`polyjudge fit --band-replicates 500`, or `bands` in the fitting panel's analyses")
-
-
-def _checksum(document: dict) -> str:
-    """SHA-256 of the canonical JSON (sorted keys, no spaces) of ``document`` without its
-    ``checksum`` field."""
-    body = {key: value for key, value in document.items() if key != "checksum"}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class Calibrator:
@@ -403,32 +392,12 @@ class Calibrator:
         """Read a file of :meth:`save`; refuses (:class:`~polyjudge.data.errors.InputError`
         naming the file) one that is not a calibrator, comes from a newer format or whose
         checksum no longer matches its content."""
-        path = Path(path)
-        if not path.is_file():
-            raise InputError(path, "file not found", EXPECTED_FILE)
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise InputError(path, f"is not a calibrator file: not JSON ({error})", EXPECTED_FILE)
-        if not isinstance(document, dict) or document.get("format") != FORMAT:
-            raise InputError(path, f"is not a calibrator file: no \"format\": \"{FORMAT}\"",
-                             EXPECTED_FILE)
-        version = document.get("format_version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise InputError(path, f"has an invalid format_version {version!r}", EXPECTED_FILE)
-        if version > FORMAT_VERSION:
-            raise InputError(path, f"written by a newer polyjudge (format {version}); this polyjudge "
-                             f"reads format {FORMAT_VERSION}: upgrade",
-                             f"format_version {FORMAT_VERSION} or lower, or a newer polyjudge "
-                             "(pip install --upgrade polyjudge)")
-        if document.get("checksum") != _checksum(document):
-            raise InputError(path, "its checksum does not match its content: the file was edited "
-                             "or damaged", f"{EXPECTED_FILE}, unchanged (fit again to change it)")
+        document = read_calibrator_file(path)
         try:
             return cls._from_dict(document)
         except (KeyError, TypeError, ValueError) as error:
-            raise InputError(path, f"is not a valid calibrator file ({type(error).__name__}: "
-                             f"{error})", EXPECTED_FILE)
+            raise InputError(Path(path), "is not a valid calibrator file "
+                             f"({type(error).__name__}: {error})", EXPECTED_FILE)
 
     @classmethod
     def _from_dict(cls, document: dict) -> "Calibrator":
