@@ -3,9 +3,10 @@
 A run table is long: one row per judge run, with task, language, backbone, score and optionally
 framework (repeated runs of a cell; none means one run per cell) columns, named by the keyword
 arguments. Every function validates it exactly as the workflow's ingest step does
-(:func:`polyjudge.data.io.validate_runs`, :func:`polyjudge.data.io.build_panel`), so bad input raises the
-same :class:`~polyjudge.data.io.InputError` message, naming ``source`` instead of the file. The rule
-scripts call these functions too, so a notebook and the workflow compute the same numbers.
+(:func:`polyjudge.data.io.validate_runs`, :func:`polyjudge.data.io.build_panel`), so bad input
+raises the same :class:`~polyjudge.data.io.InputError` message, naming ``source`` instead of the
+file. The rule scripts call these functions too, so a notebook and the workflow compute the same
+numbers.
 
 Each function returns a frozen result of :mod:`polyjudge.results` with tidy DataFrames and, where
 the workflow draws a figure, ``plot()`` returning that figure. The run-table keywords are those
@@ -80,20 +81,36 @@ def prepare_runs(runs: pd.DataFrame, *, task: str = "task", language: str = "lan
     return RunSpec.from_kwargs(**locals()).prepare(runs)
 
 
-# --- CBC ------------------------------------------------------------------------------------------
+# --- CBC -----------------------------------------------------------------------------------------
 
 @api_front
+@_run_table_doc
 def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "language",
               backbone: str = "backbone", score: str = "score", framework: str = "framework",
               languages=None, backbones=None, score_range=None, missing: str = "error",
               estimator: str | None = None, eps: float = 0.05, source="runs") -> Calibration:
     """CBC: ``beta[l, b] = M[l, b] - M[., b] - M[l, .] + M[., .]`` of the cell means, ``T - beta``.
 
-    CBC paper, section 3; docs/methods.md section 1 (radius: the finite-sample proposition, at level
-    ``eps``). On an incomplete panel (``missing="omit"``) beta is estimated by least squares
-    unless ``estimator`` names another of :data:`polyjudge.analyses.missing.METHODS`;
-    ``summary["estimator"]`` says which. R^2 is that of the run-level one-hot OLS models of
-    ``summary["r2_models"]``. Column and validation arguments: :func:`prepare_runs`.
+    CBC paper, section 3; docs/methods.md section 1 (radius: the finite-sample proposition, at
+    level ``eps``). On an incomplete panel (``missing="omit"``) beta is estimated by least
+    squares unless ``estimator`` names another; ``summary["estimator"]`` says which. R^2 is that
+    of the run-level one-hot OLS models of ``summary["r2_models"]``.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        One row per judge run.
+    {run_table}
+    estimator : str, optional
+        One of :data:`polyjudge.analyses.missing.METHODS` (default: ``plain`` on a complete
+        panel, ``least_squares`` on an incomplete one).
+    eps : float, default 0.05
+        Level of the finite-sample radius.
+
+    Returns
+    -------
+    Calibration
+        beta, beta_weighted, rankings, calibrated scores, summary and the panel.
     """
     checked, panel = RunSpec.from_kwargs(**locals()).prepare(runs)
     shape.require_two_way(panel, source)  # before the R^2 fits, which need two of each too
@@ -135,9 +152,10 @@ def calibrate_panel(panel: Panel, *, n_runs: int, r2: tuple[float, float],
                        calibrated=calibrated.to_frame(), summary=summary, panel=panel)
 
 
-# --- held-out tau (Table 2) -----------------------------------------------------------------------
+# --- held-out tau (Table 2) ----------------------------------------------------------------------
 
 @api_front
+@_run_table_doc
 def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: int = 7,
             reference: str = "CBC", requirements: pd.DataFrame | None = None,
             run_verdicts: bool = True, verdict_threshold: float = 100.0, task: str = "task",
@@ -148,15 +166,37 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
     """Table 2: each method fitted on the in-bag tasks of a task bootstrap, scored out of bag.
 
     Score of a replicate: mean pairwise Kendall tau-b across languages of the backbone order the
-    method gives on the out-of-bag cell means (CBC paper, section 5; docs/methods.md section 2; the
-    protocol's stream ``default_rng(seed)``). ``methods``: names of
-    :data:`polyjudge.analyses.baselines.METHODS` (None: all). Dawid-Skene uses run verdicts
-    ``score >= verdict_threshold`` (default 100, the protocol's "run score 100" on a 0-100
-    pass-rate scale; ``run_verdicts=False`` for scores that are not pass rates) and, for its
-    requirement variant, ``requirements`` (task, language, backbone, framework, requirement_id,
-    satisfied; renamed with the same column arguments). A method that cannot run on the panel,
-    or whose tau is undefined in every replicate, keeps its row in ``tau`` with NaN values and
-    its ``reason`` (logged; listed in ``skipped`` when it could not run).
+    method gives on the out-of-bag cell means (CBC paper, section 5; docs/methods.md section 2;
+    the protocol's stream ``default_rng(seed)``). A method that cannot run on the panel, or
+    whose tau is undefined in every replicate, keeps its row in ``tau`` with NaN values and its
+    ``reason`` (logged; listed in ``skipped`` when it could not run).
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        One row per judge run.
+    methods : sequence of str, optional
+        Names of :data:`polyjudge.analyses.baselines.METHODS` (default: all).
+    replicates : int, default 1000
+        Task-bootstrap replicates.
+    seed : int, default 7
+        Seed of the bootstrap stream.
+    reference : str, default "CBC"
+        The method every other is paired against.
+    requirements : pandas.DataFrame, optional
+        Task, language, backbone, framework, requirement_id, satisfied (renamed with the same
+        column arguments), for Dawid-Skene's requirement variant.
+    run_verdicts : bool, default True
+        Give Dawid-Skene run verdicts ``score >= verdict_threshold``; False for scores that are
+        not pass rates.
+    verdict_threshold : float, default 100.0
+        The protocol's "run score 100" on a 0-100 pass-rate scale.
+    {run_table}
+
+    Returns
+    -------
+    Heldout
+        tau per method, the replicates, the paired comparisons and the skipped methods.
     """
     checked, panel = RunSpec.from_kwargs(**locals()).prepare(runs)
     shape.require_two_way(panel, source, "held-out rank consistency")
@@ -176,6 +216,7 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
 # --- rank reversal -------------------------------------------------------------------------------
 
 @api_front
+@_run_table_doc
 def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, seed: int = 507,
              task: str = "task", language: str = "language", backbone: str = "backbone",
              score: str = "score", framework: str = "framework", languages=None, backbones=None,
@@ -184,9 +225,25 @@ def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, 
 
     Gap ``d(l) = M[l, i] - M[l, j]``; witnesses ``(a, b) = argmin d(a) d(b)``; strength
     ``delta = max(0, -d(a) d(b))``; intersection-union p of two one-sided task t-tests,
-    Benjamini-Hochberg q at ``fdr``; the global test compares the reversal count with
-    ``permutations`` within-(task, backbone) residual permutations of the additive fit (CBC
-    paper, sections 3.2 and 5; docs/methods.md section 4).
+    Benjamini-Hochberg q at ``fdr`` (CBC paper, sections 3.2 and 5; docs/methods.md section 4).
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        One row per judge run.
+    fdr : float, default 0.05
+        False discovery rate of the pair tests.
+    permutations : int, default 999
+        Within-(task, backbone) residual permutations of the additive fit for the global test
+        of the reversal count.
+    seed : int, default 507
+        Seed of the permutations.
+    {run_table}
+
+    Returns
+    -------
+    Reversal
+        One row per backbone pair and the summary (counts, top backbones, the global test).
     """
     _, panel = RunSpec.from_kwargs(**locals()).prepare(runs)
     shape.require_two_way(panel, source, "rank reversal")
@@ -198,7 +255,7 @@ def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, 
     return Reversal(pairs=pairs, summary=summary)
 
 
-# --- conditional mutual information ---------------------------------------------------------------
+# --- conditional mutual information --------------------------------------------------------------
 
 CMI_CONVENTIONS = {
     "protocol": "neighbours within the k-th-neighbour radius counted inclusively, the point "
@@ -237,17 +294,40 @@ def cmi_null_shard(strata, convention: str, shard: int, *, k: int = 2, permutati
 
 
 @api_front
+@_run_table_doc
 def cmi_test(runs: pd.DataFrame, *, k: int = 2, permutations: int = 500, shards: int = 4,
-             seed: int = 407, conventions=("protocol", "sklearn"), null: pd.DataFrame | None = None,
+             seed: int = 407, conventions=("protocol", "sklearn"),
+             null: pd.DataFrame | None = None,
              task: str = "task", language: str = "language", backbone: str = "backbone",
              score: str = "score", framework: str = "framework", languages=None, backbones=None,
              score_range=None, missing: str = "error", source="runs") -> CMI:
     """``I(score; language | task, backbone)``: mean over strata of the Ross (2014) k-NN estimate.
 
-    Tested against ``permutations`` within-stratum shuffles of the language labels (drawn in
-    ``shards`` independent streams, as the workflow's shard jobs do; ``null`` passes draws
-    already computed); debiased = observed - null (CBC paper, section 6; docs/methods.md section 6).
-    Needs repeated runs (frameworks) per cell.
+    Debiased = observed - null (CBC paper, section 6; docs/methods.md section 6). Needs repeated
+    runs (frameworks) per cell.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        One row per judge run.
+    k : int, default 2
+        The nearest neighbour of the estimator.
+    permutations : int, default 500
+        Within-stratum shuffles of the language labels in the null.
+    shards : int, default 4
+        Independent streams the null is drawn in, as the workflow's shard jobs do.
+    seed : int, default 407
+        Seed each shard's seed is spawned from.
+    conventions : sequence of {"protocol", "sklearn"}
+        Tie conventions reported (:data:`CMI_CONVENTIONS`).
+    null : pandas.DataFrame, optional
+        Null draws already computed (convention, shard, draw, statistic).
+    {run_table}
+
+    Returns
+    -------
+    CMI
+        The summary per convention, the null draws and the estimate of every stratum.
     """
     checked, panel = RunSpec.from_kwargs(**locals()).prepare(runs)
     return cmi_test_strata(cmi_strata(checked, panel, source), k=k, permutations=permutations,
@@ -292,12 +372,41 @@ def judge_ls(verdicts: pd.DataFrame, *, reference: str = "en", conditions=None,
              source="verdicts") -> JudgeLS:
     """Judge-LS: accuracy, verdict flips against ``reference``, position and tie-probe tables.
 
-    One row per judgment (item, subset, judge, condition, order, verdict, gold; ``columns`` maps
-    standard name -> your column); verdicts are mapped back to original output indices and
-    compared across conditions on the same item and order, with Wilson intervals and exact
-    McNemar tests (Judge-LS paper, arXiv 2606.14278; docs/methods.md section 8). ``variant_texts``:
-    condition -> (texts, ``full`` | ``code_switched``) audited against ``reference_texts``
-    with ``audit`` thresholds (an :class:`~polyjudge.analyses.judge_ls.AuditThresholds` or its fields).
+    Verdicts are mapped back to original output indices and compared across conditions on the
+    same item and order, with Wilson intervals and exact McNemar tests (Judge-LS paper,
+    arXiv 2606.14278; docs/methods.md section 8).
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        One row per judgment: item, subset, judge, condition, order, verdict, gold.
+    reference : str, default "en"
+        The condition flips are counted against.
+    conditions : sequence of str, optional
+        The conditions to keep, in order (default: all).
+    on_duplicate : {"error", "drop_first"}, default "error"
+        What a repeated judgment does (:func:`polyjudge.analyses.judge_ls.validate_verdicts`).
+    confidence : float, default 0.95
+        Level of the Wilson intervals.
+    columns : mapping of str to str, optional
+        Standard name -> your column.
+    reference_texts : pandas.DataFrame, optional
+        The reference texts the variants are audited against.
+    variant_texts : mapping, optional
+        Condition -> (texts, ``full`` | ``code_switched``).
+    audit : AuditThresholds or mapping, optional
+        An :class:`~polyjudge.analyses.judge_ls.AuditThresholds` or its fields.
+    truth : mapping, optional
+        Planted values, for the recovery table.
+    title : str, default "Judge-LS summary"
+        Title of the Markdown summary.
+    source : str, default "verdicts"
+        What error messages call the table.
+
+    Returns
+    -------
+    JudgeLS
+        The tables, the Markdown summary and the judgment counts.
     """
     jl = _module("analyses.judge_ls")
     frame = io.rename_columns(verdicts, dict(columns or {}))

@@ -25,7 +25,9 @@ from ._version import __version__
 from .api import estimate_cbc
 from .data import io
 from .data.atomic import write_atomically
-from .data.calibrator_file import EXPECTED_FILE, FORMAT, FORMAT_VERSION, read_calibrator_file
+from .data.calibrator_file import (BAND_COLUMNS, EXPECTED_FILE, FORMAT, FORMAT_VERSION,
+                                   cells_from_file, cells_to_file, read_calibrator_file,
+                                   settings_from_file, settings_to_file)
 from .data.calibrator_file import checksum as _checksum
 from .data.digest import training_sha256, training_sha256_file  # noqa: F401 (public here)
 from .data.errors import InputError, api_front
@@ -36,7 +38,6 @@ PARAMS = ("task", "language", "backbone", "score", "framework", "languages", "ba
           "score_range", "missing", "estimator", "band_replicates", "band_level", "seed", "unseen")
 UNSEEN_POLICIES = ("error", "raw")
 OUTPUT_COLUMNS = ("beta", "score_cbc", "score_cbc_low", "score_cbc_high", "calibrated")
-BAND_COLUMNS = ("se", "band_low", "band_high")
 DEFAULT_BAND_REPLICATES = 500
 """Task bootstraps of the default band: about 0.02 s of CPU on 55 tasks x 8 languages x 6
 backbones, 0.7 s on 1,000 x 10 x 8 (docs/methods.md section 10.6)."""
@@ -50,22 +51,33 @@ NO_BAND_WARNING = (
 class Calibrator:
     """CBC learned on one run table and applied to new runs (scikit-learn estimator conventions).
 
-    Settings (stored as given; checked by :meth:`fit`): the column names ``task``,
-    ``language``, ``backbone``, ``score``, ``framework`` and ``languages``, ``backbones`` (axis
-    order of the fit; default natural sort), ``score_range``, ``missing``, ``estimator`` as in
-    :func:`polyjudge.calibrate` (the same order gives bit-identical beta); ``band_replicates``
-    (default :data:`DEFAULT_BAND_REPLICATES` task bootstraps, at least 100, for the simultaneous
-    band of :func:`polyjudge.cbc.band.bootstrap_band` at ``band_level``, seeded by ``seed``: it
-    gives calibrated scores their interval and :meth:`rank` the calibration's uncertainty, so
-    the default rank intervals hold; 0: no band, which an incomplete panel needs); ``unseen``
-    (``"error"``: refuse new runs of a language or backbone not fitted; ``"raw"``: pass them
-    through uncorrected, ``calibrated`` False).
+    Parameters
+    ----------
+    task, language, backbone, score, framework, languages, backbones, score_range, missing
+        The run-table settings of :class:`~polyjudge.data.spec.RunSpec`, as in
+        :func:`polyjudge.calibrate` (the same axis order gives bit-identical beta).
+    estimator : str, optional
+        As in :func:`polyjudge.calibrate`.
+    band_replicates : int, default :data:`DEFAULT_BAND_REPLICATES`
+        Task bootstraps (at least 100) of the simultaneous band of
+        :func:`polyjudge.cbc.band.bootstrap_band`: calibrated scores get their interval and
+        :meth:`rank` the calibration's uncertainty; 0: no band, which an incomplete panel needs.
+    band_level : float, default 0.95
+        Level of the band.
+    seed : int, default 0
+        Seed of the band.
+    unseen : {"error", "raw"}, default "error"
+        New runs of a language or backbone not fitted: refused, or passed through uncorrected
+        (``calibrated`` False).
 
-    Learned by :meth:`fit`: ``beta_`` (language, backbone, beta, n_runs, n_tasks and, with a
-    band, se, band_low, band_high = ``beta -/+ critical_value x se``), ``languages_``,
-    ``backbones_``, ``estimator_``, ``score_range_``, ``band_`` (level, n_replicates, seed,
-    critical_value; or None), ``training_sha256_`` (:func:`training_sha256`), ``n_runs_``,
-    ``n_tasks_``, ``version_`` (the polyjudge that fitted it).
+    Attributes
+    ----------
+    beta_ : pandas.DataFrame
+        language, backbone, beta, n_runs, n_tasks and, with a band, se, band_low, band_high
+        (``beta -/+ critical_value x se``).
+    languages_, backbones_, estimator_, score_range_, n_runs_, n_tasks_
+        What the fit saw; ``training_sha256_`` (:func:`training_sha256`) of its runs,
+        ``band_`` (level, n_replicates, seed, critical_value; or None), ``version_``.
 
     >>> from polyjudge.analyses.synthetic import simulate_panel
     >>> runs = simulate_panel(seed=1, n_tasks=20, n_languages=3, n_backbones=3).runs
@@ -84,20 +96,9 @@ class Calibrator:
                  estimator: str | None = None,
                  band_replicates: int = DEFAULT_BAND_REPLICATES,
                  band_level: float = 0.95, seed: int = 0, unseen: str = "error"):
-        self.task = task
-        self.language = language
-        self.backbone = backbone
-        self.score = score
-        self.framework = framework
-        self.languages = languages
-        self.backbones = backbones
-        self.score_range = score_range
-        self.missing = missing
-        self.estimator = estimator
-        self.band_replicates = band_replicates
-        self.band_level = band_level
-        self.seed = seed
-        self.unseen = unseen
+        settings = locals()
+        for name in PARAMS:  # stored as given (scikit-learn): checked by fit
+            setattr(self, name, settings[name])
 
     # --- scikit-learn conventions ----------------------------------------------------------------
 
@@ -109,7 +110,8 @@ class Calibrator:
         """Change settings (names of the constructor); returns self. Refit afterwards."""
         unknown = sorted(set(params) - set(PARAMS))
         if unknown:
-            raise ValueError(f"invalid parameter(s) {unknown} for Calibrator; valid: {list(PARAMS)}")
+            raise ValueError(f"invalid parameter(s) {unknown} for Calibrator; "
+                             f"valid: {list(PARAMS)}")
         for name, value in params.items():
             setattr(self, name, value)
         return self
@@ -160,8 +162,22 @@ class Calibrator:
 
     @api_front
     def fit(self, runs: pd.DataFrame, y=None, *, source="runs") -> "Calibrator":
-        """Learn ``beta`` from a run table (validated as :func:`polyjudge.calibrate` does;
-        ``source`` names it in error messages). ``y`` is ignored (scikit-learn). Returns self."""
+        """Learn ``beta`` from a run table, validated as :func:`polyjudge.calibrate` does.
+
+        Parameters
+        ----------
+        runs : pandas.DataFrame
+            One row per judge run, in the columns of the settings.
+        y : ignored
+            For scikit-learn.
+        source : str, default "runs"
+            What error messages call the table.
+
+        Returns
+        -------
+        Calibrator
+            self, fitted.
+        """
         self._check_settings()
         checked, panel = self._spec(source).prepare(runs)
         return self.fit_panel(panel, len(checked), training_sha256(checked), source=source)
@@ -252,10 +268,23 @@ class Calibrator:
 
     @api_front
     def transform(self, runs: pd.DataFrame, *, source="runs") -> pd.DataFrame:
-        """The runs (your columns, same rows in the same order) with columns ``beta``,
-        ``score_cbc`` (= score - beta), with a band ``score_cbc_low`` / ``score_cbc_high``
-        (= score - band_high / score - band_low) and ``calibrated`` (False where
-        ``unseen="raw"`` passed a run through: beta NaN, score_cbc = score)."""
+        """Subtract the fitted beta from new runs.
+
+        Parameters
+        ----------
+        runs : pandas.DataFrame
+            New runs of the fitted languages and backbones, in the columns of the settings.
+        source : str, default "runs"
+            What error messages call the table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The runs (your columns, same rows in the same order) with ``beta``, ``score_cbc``
+            (= score - beta), with a band ``score_cbc_low`` / ``score_cbc_high`` (= score -
+            band_high / score - band_low) and ``calibrated`` (False where ``unseen="raw"``
+            passed a run through: beta NaN, score_cbc = score).
+        """
         self._check_fitted()
         self._check_settings()
         frame = self._standard(runs, source)
@@ -288,7 +317,19 @@ class Calibrator:
              seed: int = 0, *, source="runs") -> pd.DataFrame:
         """Rank the backbones within each language on new runs, raw and calibrated.
 
-        One row per language x backbone of the new runs: language, backbone, n_tasks, mean_raw
+        Parameters
+        ----------
+        runs : pandas.DataFrame
+            New runs, in the columns of the settings.
+        n_replicates, level, seed : int, float, int (defaults 1000, 0.95, 0)
+            Bootstrap replicates (at least 100), level of the rank intervals, their seed.
+        source : str, default "runs"
+            What error messages call the table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per language x backbone of the new runs: language, backbone, n_tasks, mean_raw
         (mean over the new tasks of the task-level scores), beta, mean_cbc (mean_raw - beta),
         rank_raw, rank_cbc (1 = best; ties share the lower rank), rank_low, rank_high (the
         ``level`` interval of the calibrated rank) and p_first (share of replicates in which the
@@ -351,28 +392,14 @@ class Calibrator:
     def to_dict(self) -> dict:
         """The calibrator file's content (see :meth:`save`)."""
         self._check_fitted()
-        settings = self.get_params()
-        if settings["score_range"] is not None:
-            settings["score_range"] = [float(x) for x in settings["score_range"]]
-        for axis in ("languages", "backbones"):
-            if settings[axis] is not None:
-                settings[axis] = [str(label) for label in settings[axis]]
-        cells = []
-        for row in self.beta_.itertuples(index=False):
-            cell = {"language": str(row.language), "backbone": str(row.backbone),
-                    "beta": float(row.beta), "n_runs": int(row.n_runs),
-                    "n_tasks": int(row.n_tasks)}
-            if self.band_ is not None:
-                cell.update({name: float(getattr(row, name)) for name in BAND_COLUMNS})
-            cells.append(cell)
         document = {
             "format": FORMAT, "format_version": FORMAT_VERSION, "polyjudge_version": self.version_,
             "estimator": self.estimator_, "score_range": self.score_range_,
             "languages": list(self.languages_), "backbones": list(self.backbones_),
-            "settings": settings,
+            "settings": settings_to_file(self.get_params()),
             "training": {"sha256": self.training_sha256_, "n_runs": self.n_runs_,
                          "n_tasks": self.n_tasks_},
-            "band": self.band_, "cells": cells}
+            "band": self.band_, "cells": cells_to_file(self.beta_, self.band_ is not None)}
         document["checksum"] = _checksum(document)
         return document
 
@@ -401,26 +428,10 @@ class Calibrator:
 
     @classmethod
     def _from_dict(cls, document: dict) -> "Calibrator":
-        settings = dict(document["settings"])
-        if settings.get("score_range") is not None:
-            settings["score_range"] = tuple(settings["score_range"])
-        for axis in ("languages", "backbones"):
-            if settings.get(axis) is not None:
-                settings[axis] = list(settings[axis])
-        calibrator = cls(**settings)
-        cells = document["cells"]
-        band = document["band"]
-        columns = ["language", "backbone", "beta", "n_runs", "n_tasks"] + (
-            list(BAND_COLUMNS) if band is not None else [])
-        beta = pd.DataFrame({name: [cell[name] for cell in cells] for name in columns})
-        for name in columns[2:]:
-            beta[name] = beta[name].astype(np.int64 if name in ("n_runs", "n_tasks") else float)
+        calibrator = cls(**settings_from_file(document["settings"]))
+        beta = cells_from_file(document)
         languages, backbones = list(document["languages"]), list(document["backbones"])
-        grid = np.meshgrid(languages, backbones, indexing="ij")
-        if (list(beta["language"]) != list(grid[0].ravel())
-                or list(beta["backbone"]) != list(grid[1].ravel())):
-            raise ValueError("cells must list every language x backbone pair in the order of "
-                             "languages and backbones")
+        band = document["band"]
         calibrator.beta_ = beta
         calibrator.languages_ = languages
         calibrator.backbones_ = backbones

@@ -1,10 +1,14 @@
 """The calibrator file read and checked before a :class:`polyjudge.Calibrator` is rebuilt from
-it: found, JSON, of this format, not from a newer one, and its checksum matching its content."""
+it: found, JSON, of this format, not from a newer one, and its checksum matching its content;
+and a calibrator's settings and cells as the file's JSON values and back."""
 from __future__ import annotations
 
 import hashlib
 import json
 from pathlib import Path
+
+import numpy as np
+import pandas as pd
 
 from .errors import InputError
 
@@ -48,3 +52,58 @@ def read_calibrator_file(path) -> dict:
         raise InputError(path, "its checksum does not match its content: the file was edited "
                          "or damaged", f"{EXPECTED_FILE}, unchanged (fit again to change it)")
     return document
+
+
+BAND_COLUMNS = ("se", "band_low", "band_high")
+
+
+def settings_to_file(settings: dict) -> dict:
+    """A calibrator's settings as JSON values: ``score_range`` floats, axis labels strings."""
+    settings = dict(settings)
+    if settings["score_range"] is not None:
+        settings["score_range"] = [float(x) for x in settings["score_range"]]
+    for axis in ("languages", "backbones"):
+        if settings[axis] is not None:
+            settings[axis] = [str(label) for label in settings[axis]]
+    return settings
+
+
+def settings_from_file(settings: dict) -> dict:
+    """:func:`settings_to_file` undone: ``score_range`` a tuple, axis orders lists."""
+    settings = dict(settings)
+    if settings.get("score_range") is not None:
+        settings["score_range"] = tuple(settings["score_range"])
+    for axis in ("languages", "backbones"):
+        if settings.get(axis) is not None:
+            settings[axis] = list(settings[axis])
+    return settings
+
+
+def cells_to_file(beta: pd.DataFrame, band: bool) -> list[dict]:
+    """One JSON object per row of a calibrator's ``beta_`` (with the band's columns if
+    ``band``)."""
+    cells = []
+    for row in beta.itertuples(index=False):
+        cell = {"language": str(row.language), "backbone": str(row.backbone),
+                "beta": float(row.beta), "n_runs": int(row.n_runs), "n_tasks": int(row.n_tasks)}
+        if band:
+            cell.update({name: float(getattr(row, name)) for name in BAND_COLUMNS})
+        cells.append(cell)
+    return cells
+
+
+def cells_from_file(document: dict) -> pd.DataFrame:
+    """The ``beta_`` table of a calibrator document; its cells must list every language x
+    backbone pair in the order of its languages and backbones (ValueError otherwise)."""
+    cells = document["cells"]
+    columns = ["language", "backbone", "beta", "n_runs", "n_tasks"] + (
+        list(BAND_COLUMNS) if document["band"] is not None else [])
+    beta = pd.DataFrame({name: [cell[name] for cell in cells] for name in columns})
+    for name in columns[2:]:
+        beta[name] = beta[name].astype(np.int64 if name in ("n_runs", "n_tasks") else float)
+    grid = np.meshgrid(list(document["languages"]), list(document["backbones"]), indexing="ij")
+    if (list(beta["language"]) != list(grid[0].ravel())
+            or list(beta["backbone"]) != list(grid[1].ravel())):
+        raise ValueError("cells must list every language x backbone pair in the order of "
+                         "languages and backbones")
+    return beta
