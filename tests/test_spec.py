@@ -31,7 +31,7 @@ def test_prepare_renames_validates_and_averages_known_answers():
     assert list(panel.languages) == ["de", "en"]  # natural sort
     # cell (t1, de, m1) is row 2 of the grid: scores 20 and 22, mean 21
     assert panel.values[0, 0, 0] == 21.0
-    assert panel.values[1, 1, 1] == 71.0  # t2, en, m2: 70 and 72
+    assert panel.values[1, 1, 1] == 51.0  # t2, en, m2 is row 5: scores 50 and 52
     assert (panel.n_runs == 2).all()
 
 
