@@ -16,11 +16,18 @@ __all__ = ["Calibration", "Heldout", "Reversal", "CMI", "JudgeLS"]
 class Calibration:
     """CBC on one run table (the workflow's ``cbc/`` outputs).
 
-    ``beta`` and ``beta_weighted``: language, backbone, beta; ``rankings``: language, backbone,
-    mean_raw, mean_cbc, rank_raw, rank_cbc (1 = best within the language); ``calibrated``: the
-    calibrated task-level scores ``T - beta`` (task, language, backbone, score, n_runs);
-    ``summary``: sizes, the estimator used, both sigmas and radii, R^2 (``cbc/summary.json``);
-    ``panel``: the task-level panel the estimate was computed from.
+    Attributes
+    ----------
+    beta, beta_weighted : pandas.DataFrame
+        language, backbone, beta (plain and CBC-Weighted).
+    rankings : pandas.DataFrame
+        language, backbone, mean_raw, mean_cbc, rank_raw, rank_cbc (1 = best in the language).
+    calibrated : pandas.DataFrame
+        The calibrated task-level scores ``T - beta`` (task, language, backbone, score, n_runs).
+    summary : dict
+        Sizes, the estimator used, both sigmas and radii, R^2 (``cbc/summary.json``).
+    panel : Panel
+        The task-level panel the estimate was computed from.
     """
 
     beta: pd.DataFrame
@@ -69,10 +76,17 @@ class Calibration:
 class Heldout:
     """Held-out cross-task rank consistency (the workflow's ``heldout/`` outputs).
 
-    ``tau``: method, mean, ci_low, ci_high, full_fit, n_replicates, reason (Table 2; reason:
-    why a method has no value, "" where it has one); ``replicates``: replicate, method, tau;
-    ``paired``: every method against ``reference`` over the same replicates; ``skipped``:
-    requested methods the data cannot support (e.g. Dawid-Skene without binary verdicts).
+    Attributes
+    ----------
+    tau : pandas.DataFrame
+        method, mean, ci_low, ci_high, full_fit, n_replicates, reason (Table 2; reason: why a
+        method has no value, "" where it has one).
+    replicates : pandas.DataFrame
+        replicate, method, tau.
+    paired : pandas.DataFrame
+        Every method against ``reference`` over the same replicates.
+    skipped : tuple of str
+        Requested methods the data cannot support (e.g. Dawid-Skene without binary verdicts).
     """
 
     tau: pd.DataFrame
@@ -90,9 +104,13 @@ class Heldout:
 class Reversal:
     """Rank reversal (the workflow's ``reversal/`` outputs).
 
-    ``pairs``: one row per backbone pair (witness languages, delta, IUT p, BH q, significant);
-    ``summary``: counts, the top backbone per language and the global count test
-    (``reversal/summary.json``).
+    Attributes
+    ----------
+    pairs : pandas.DataFrame
+        One row per backbone pair (witness languages, delta, IUT p, BH q, significant).
+    summary : dict
+        Counts, the top backbone per language and the global count test
+        (``reversal/summary.json``).
     """
 
     pairs: pd.DataFrame
@@ -109,9 +127,15 @@ class Reversal:
 class CMI:
     """The CMI test (the workflow's ``information/`` outputs).
 
-    ``summary``: settings and, per tie convention, observed, null mean, debiased value, band and
-    p-value (``information/cmi.json``); ``null``: convention, shard, draw, statistic;
-    ``strata``: task, backbone and the estimate of every stratum per convention.
+    Attributes
+    ----------
+    summary : dict
+        Settings and, per tie convention, observed, null mean, debiased value, band and p-value
+        (``information/cmi.json``).
+    null : pandas.DataFrame
+        convention, shard, draw, statistic.
+    strata : pandas.DataFrame
+        task, backbone and the estimate of every stratum per convention.
     """
 
     summary: dict
@@ -129,11 +153,16 @@ class CMI:
 class JudgeLS:
     """The Judge-LS tables (the workflow's ``judge_ls/`` outputs).
 
-    ``accuracy``, ``flips`` (verdict changes against the reference condition, McNemar),
-    ``position`` (order inconsistency), ``tie_probe``, ``audit`` (translation audit of the
-    variant texts), ``sensitivity`` (flips without the flagged items), ``recovery`` (planted
-    values against estimates, when a truth is given); ``summary``: the Markdown summary;
-    ``n_judgments`` and ``n_invalid`` (unparseable verdicts, counted in every table).
+    Attributes
+    ----------
+    accuracy, flips, position, tie_probe, audit, sensitivity, recovery : pandas.DataFrame
+        Accuracy; verdict changes against the reference condition (McNemar); order
+        inconsistency; the tie probe; the translation audit of the variant texts; flips
+        without the flagged items; planted values against estimates (when a truth is given).
+    summary : str
+        The Markdown summary.
+    n_judgments, n_invalid : int
+        Judgments, and unparseable verdicts (counted in every table).
     """
 
     accuracy: pd.DataFrame
