@@ -3,27 +3,32 @@
 A run table is long: one row per judge run, with task, language, backbone, score and optionally
 framework (repeated runs of a cell; none means one run per cell) columns, named by the keyword
 arguments. Every function validates it exactly as the workflow's ingest step does
-(:func:`polyjudge.data.io.validate_runs`, :func:`polyjudge.data.io.build_panel`), so bad input raises the
-same :class:`~polyjudge.data.errors.InputError` message, naming ``source`` instead of the file. The rule
-scripts call these functions too, so a notebook and the workflow compute the same numbers.
+(:func:`polyjudge.data.io.validate_runs`, :func:`polyjudge.data.io.build_panel`), so bad input
+raises the same :class:`~polyjudge.data.errors.InputError` message, naming ``source`` instead of the
+file. The rule scripts call these functions too, so a notebook and the workflow compute the same
+numbers.
 
-Each function returns a frozen result with tidy DataFrames and, where the workflow draws a
-figure, ``plot()`` returning that figure (:mod:`polyjudge.report.figures`; matplotlib is imported only
-then). The names in :data:`polyjudge.__all__` are stable.
+Each function returns a frozen result of :mod:`polyjudge.results` with tidy DataFrames and, where
+the workflow draws a figure, ``plot()`` returning that figure. The run-table keywords are those
+of :class:`~polyjudge.data.spec.RunSpec`, documented once there. The names in
+:data:`polyjudge.__all__` are stable.
 """
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from .cbc.summary import R2_MODELS, SIGMA_DEFINITIONS, cbc_summary  # noqa: F401 (public here)
 from .data import io, shape
 from .data.errors import InputError, api_messages
 from .data.panel import Panel
+from .data.spec import RUN_TABLE_PARAMETERS, RunSpec
+from .results import CMI, Calibration, Heldout, JudgeLS, Reversal
 
 __all__ = ["Calibration", "Heldout", "Reversal", "CMI", "JudgeLS", "calibrate", "heldout",
            "reversal", "cmi_test", "judge_ls", "prepare_runs"]
@@ -34,9 +39,20 @@ def _module(name: str):
     return importlib.import_module(f"polyjudge.{name}")
 
 
+def _run_table_doc(function):
+    """Fill the ``{run_table}`` line of a docstring with the run-table keywords of
+    :class:`~polyjudge.data.spec.RunSpec`, indented as that line is: written once."""
+    def fill(match):
+        return "\n".join(match.group(1) + line if line else ""
+                         for line in RUN_TABLE_PARAMETERS.splitlines())
+    function.__doc__ = re.sub(r"^( *)\{run_table\}$", fill, function.__doc__, flags=re.M)
+    return function
+
+
 # --- run table -> task-level panel ---------------------------------------------------------------
 
 @api_messages
+@_run_table_doc
 def prepare_runs(runs: pd.DataFrame, *, task: str = "task", language: str = "language",
                  backbone: str = "backbone", score: str = "score", framework: str = "framework",
                  languages=None, backbones=None, score_range=None, missing: str = "error",
@@ -46,111 +62,75 @@ def prepare_runs(runs: pd.DataFrame, *, task: str = "task", language: str = "lan
     The workflow's ingest step (docs/methods.md section 0): columns renamed to the standard names,
     checked (:func:`polyjudge.data.io.validate_runs`: keys, numeric scores in ``score_range``, NaN
     scores an error unless ``missing="omit"``), then averaged per task x language x backbone cell
-    (:func:`polyjudge.data.io.build_panel`; missing cells allowed only with ``missing="omit"``).
-    ``languages`` / ``backbones`` fix the axis order (default: natural sort). Returns the
-    standard run table and the :class:`~polyjudge.data.panel.Panel`.
+    (:func:`polyjudge.data.io.build_panel`; missing cells allowed only with ``missing="omit"``):
+    :meth:`polyjudge.data.spec.RunSpec.prepare`.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        One row per judge run.
+    {run_table}
+
+    Returns
+    -------
+    runs : pandas.DataFrame
+        The standard run table (task, language, backbone, score, framework).
+    panel : Panel
+        The task-level :class:`~polyjudge.data.panel.Panel`.
     """
-    if not isinstance(runs, pd.DataFrame):
-        raise TypeError(f"runs must be a pandas DataFrame, got {type(runs).__name__}")
-    columns = {"task": task, "language": language, "backbone": backbone, "score": score,
-               "framework": framework}
-    checked = io.validate_runs(io.rename_columns(runs, columns), source, score_range, missing,
-                               mapping=columns)
-    panel = io.build_panel(checked, source, languages, backbones,
-                           allow_missing_cells=missing == "omit")
-    return checked, panel
+    return RunSpec.from_kwargs(**locals()).prepare(runs)
 
 
-# --- CBC ------------------------------------------------------------------------------------------
-
-SIGMA_DEFINITIONS = {
-    "sigma_total": "population SD (ddof 0) of all task-level scores (the paper's protocol)",
-    "sigma_residual": "population SD of the residuals of task + language + backbone + "
-                      "language x backbone fitted to the task-level scores",
-}
-R2_MODELS = {
-    "r2_two_way": "run score ~ task + backbone + language + framework + backbone:language",
-    "r2_full": "the two-way model + task:language",
-}
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """CBC on one run table (the workflow's ``cbc/`` outputs).
-
-    ``beta`` and ``beta_weighted``: language, backbone, beta; ``rankings``: language, backbone,
-    mean_raw, mean_cbc, rank_raw, rank_cbc (1 = best within the language); ``calibrated``: the
-    calibrated task-level scores ``T - beta`` (task, language, backbone, score, n_runs);
-    ``summary``: sizes, the estimator used, both sigmas and radii, R^2 (``cbc/summary.json``);
-    ``panel``: the task-level panel the estimate was computed from.
-    """
-
-    beta: pd.DataFrame
-    beta_weighted: pd.DataFrame
-    rankings: pd.DataFrame
-    calibrated: pd.DataFrame
-    summary: dict
-    panel: Panel
-
-    @property
-    def estimator(self) -> str:
-        """``plain`` (complete panel) or the incomplete-panel estimator, e.g. ``least_squares``."""
-        return self.summary["estimator"]
-
-    @property
-    def radius_total(self) -> float:
-        """Finite-sample radius with the total SD of the scores (the paper's "about 10")."""
-        return self.summary["radius_total"]
-
-    @property
-    def radius_residual(self) -> float:
-        """Finite-sample radius with the residual SD of the additive two-way model."""
-        return self.summary["radius_residual"]
-
-    @property
-    def r2_two_way(self) -> float:
-        return self.summary["r2_two_way"]
-
-    @property
-    def r2_full(self) -> float:
-        return self.summary["r2_full"]
-
-    def plot(self, figure: str = "interaction_heatmap", units: str = "score points"):
-        """``interaction_heatmap`` (beta) or ``ranking_bump_chart`` (ranks raw vs CBC)."""
-        from .report import figures
-        if figure == "interaction_heatmap":
-            return figures.interaction_heatmap(self.beta, units,
-                                               title="Language x backbone interaction β")
-        if figure == "ranking_bump_chart":
-            return figures.ranking_bump_chart(self.rankings,
-                                              title="Backbone ranks per language, raw vs CBC")
-        raise ValueError(f"unknown figure {figure!r}; one of interaction_heatmap, "
-                         "ranking_bump_chart")
-
+# --- CBC -----------------------------------------------------------------------------------------
 
 @api_messages
+@_run_table_doc
 def calibrate(runs: pd.DataFrame, *, task: str = "task", language: str = "language",
               backbone: str = "backbone", score: str = "score", framework: str = "framework",
               languages=None, backbones=None, score_range=None, missing: str = "error",
               estimator: str | None = None, eps: float = 0.05, source="runs") -> Calibration:
     """CBC: ``beta[l, b] = M[l, b] - M[., b] - M[l, .] + M[., .]`` of the cell means, ``T - beta``.
 
-    CBC paper, section 3; docs/methods.md section 1 (radius: the finite-sample proposition, at level
-    ``eps``). On an incomplete panel (``missing="omit"``) beta is estimated by least squares
-    unless ``estimator`` names another of :data:`polyjudge.analyses.missing.METHODS`;
-    ``summary["estimator"]`` says which. R^2 is that of the run-level one-hot OLS models of
-    ``summary["r2_models"]``. Column and validation arguments: :func:`prepare_runs`.
+    CBC paper, section 3; docs/methods.md section 1 (radius: the finite-sample proposition, at
+    level ``eps``). On an incomplete panel (``missing="omit"``) beta is estimated by least
+    squares unless ``estimator`` names another; ``summary["estimator"]`` says which. R^2 is that
+    of the run-level one-hot OLS models of ``summary["r2_models"]``.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        One row per judge run.
+    {run_table}
+    estimator : str, optional
+        One of :data:`polyjudge.analyses.missing.METHODS` (default: ``plain`` on a complete
+        panel, ``least_squares`` on an incomplete one).
+    eps : float, default 0.05
+        Level of the finite-sample radius.
+
+    Returns
+    -------
+    Calibration
+        beta, beta_weighted, rankings, calibrated scores, summary and the panel.
     """
-    checked, panel = prepare_runs(runs, task=task, language=language, backbone=backbone,
-                                  score=score, framework=framework, languages=languages,
-                                  backbones=backbones, score_range=score_range, missing=missing,
-                                  source=source)
+    checked, panel = RunSpec.from_kwargs(**locals()).prepare(runs)
     shape.require_two_way(panel, source)  # before the R^2 fits, which need two of each too
     estimator_module = _module("cbc.estimator")
     r2 = (estimator_module.ols_r_squared(checked, estimator_module.TWO_WAY_TERMS),
           estimator_module.ols_r_squared(checked, estimator_module.FULL_TERMS))
     return calibrate_panel(panel, n_runs=len(checked), r2=r2, estimator=estimator, eps=eps,
                            source=source)
+
+
+def estimate_cbc(panel: Panel, estimator: str | None = None, source="panel"):
+    """The interaction of a task-level panel by ``estimator`` (None: plain on a complete panel,
+    least squares on an incomplete one), after the shape checks of :mod:`polyjudge.data.shape`:
+    ``(estimate, result)``, the :class:`~polyjudge.analyses.missing.InteractionEstimate` and
+    the :class:`~polyjudge.cbc.estimator.CBCResult` of its beta. :func:`calibrate_panel` and
+    :meth:`polyjudge.Calibrator.fit_panel` fit through it."""
+    shape.require_two_way(panel, source)
+    shape.require_pairs(panel, source)
+    estimate = _module("analyses.missing").estimate_beta(panel.values, estimator)
+    return estimate, _module("cbc.estimator").cbc_result(estimate.cell_means, estimate.beta)
 
 
 def calibrate_panel(panel: Panel, *, n_runs: int, r2: tuple[float, float],
@@ -161,69 +141,21 @@ def calibrate_panel(panel: Panel, *, n_runs: int, r2: tuple[float, float],
     (:mod:`polyjudge.data.streaming`, ``inputs.json``), so the runs are not read again.
     A panel of one language or one backbone, or with a language x backbone cell without any
     task, stops naming them (:mod:`polyjudge.data.shape`)."""
-    shape.require_two_way(panel, source)
-    shape.require_pairs(panel, source)
-    estimator_module, missing_module = _module("cbc.estimator"), _module("analyses.missing")
-    estimate = missing_module.estimate_beta(panel.values, estimator)
-    result = estimator_module.cbc_result(estimate.cell_means, estimate.beta)
-    calibrated = Panel(estimator_module.cbc_calibrate(panel.values, result.beta), panel.tasks,
-                       panel.languages, panel.backbones, panel.strata, panel.n_runs)
-    n, k, m = panel.shape
-    sigma_total = float(np.nanstd(panel.values))
-    sigma_residual = estimator_module.residual_sd(panel.values)
-    max_beta = float(np.abs(result.beta).max())
-    radius = lambda sigma: estimator_module.finite_sample_radius(sigma, n, k, m, eps)
-    summary = {
-        "n_tasks": n, "n_languages": k, "n_backbones": m, "n_runs": n_runs,
-        "complete": panel.is_complete,
-        "estimator": estimate.method,
-        "estimator_note": estimate.note,
-        "sigma_total": sigma_total,
-        "sigma_residual": sigma_residual,
-        "radius_total": radius(sigma_total),
-        "radius_residual": radius(sigma_residual),
-        "eps": eps,
-        "sigma_definitions": dict(SIGMA_DEFINITIONS),
-        "max_abs_beta": max_beta,
-        "tasks_for_radius_below_half_max_beta": estimator_module.tasks_for_radius(
-            sigma_total, max_beta / 2, k, m, eps),
-        "r2_two_way": r2[0],
-        "r2_full": r2[1],
-        "r2_models": dict(R2_MODELS),
-        "same_order_after_cbc": bool((result.rank_cbc == result.rank_cbc[0]).all()),
-        "order_after_cbc": [panel.backbones[i] for i in np.argsort(result.rank_cbc[0])],
-    }
+    estimate, result = estimate_cbc(panel, estimator, source)
+    calibrated = Panel(_module("cbc.estimator").cbc_calibrate(panel.values, result.beta),
+                       panel.tasks, panel.languages, panel.backbones, panel.strata, panel.n_runs)
+    summary = cbc_summary(panel, result, method=estimate.method, note=estimate.note,
+                          n_runs=n_runs, r2=r2, eps=eps)
     return Calibration(beta=panel.matrix_frame(result.beta, "beta"),
                        beta_weighted=panel.matrix_frame(result.beta_weighted, "beta"),
-                       rankings=estimator_module.rankings_frame(panel, result),
+                       rankings=_module("cbc.estimator").rankings_frame(panel, result),
                        calibrated=calibrated.to_frame(), summary=summary, panel=panel)
 
 
-# --- held-out tau (Table 2) -----------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Heldout:
-    """Held-out cross-task rank consistency (the workflow's ``heldout/`` outputs).
-
-    ``tau``: method, mean, ci_low, ci_high, full_fit, n_replicates, reason (Table 2; reason:
-    why a method has no value, "" where it has one); ``replicates``: replicate, method, tau;
-    ``paired``: every method against ``reference`` over the same replicates; ``skipped``:
-    requested methods the data cannot support (e.g. Dawid-Skene without binary verdicts).
-    """
-
-    tau: pd.DataFrame
-    replicates: pd.DataFrame
-    paired: pd.DataFrame
-    skipped: tuple[str, ...]
-
-    def plot(self, published: dict | None = None):
-        """Forest plot of mean held-out tau and its interval per method (``heldout_tau``)."""
-        from .report import figures
-        return figures.heldout_tau_forest(self.tau, published,
-                                          title="Held-out cross-task rank consistency")
-
+# --- held-out tau (Table 2) ----------------------------------------------------------------------
 
 @api_messages
+@_run_table_doc
 def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: int = 7,
             reference: str = "CBC", requirements: pd.DataFrame | None = None,
             run_verdicts: bool = True, verdict_threshold: float = 100.0, task: str = "task",
@@ -234,20 +166,39 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
     """Table 2: each method fitted on the in-bag tasks of a task bootstrap, scored out of bag.
 
     Score of a replicate: mean pairwise Kendall tau-b across languages of the backbone order the
-    method gives on the out-of-bag cell means (CBC paper, section 5; docs/methods.md section 2; the
-    protocol's stream ``default_rng(seed)``). ``methods``: names of
-    :data:`polyjudge.analyses.baselines.METHODS` (None: all). Dawid-Skene uses run verdicts
-    ``score >= verdict_threshold`` (default 100, the protocol's "run score 100" on a 0-100
-    pass-rate scale; ``run_verdicts=False`` for scores that are not pass rates) and, for its
-    requirement variant, ``requirements`` (task, language, backbone, framework, requirement_id,
-    satisfied; renamed with the same column arguments). A method that cannot run on the panel,
-    or whose tau is undefined in every replicate, keeps its row in ``tau`` with NaN values and
-    its ``reason`` (logged; listed in ``skipped`` when it could not run).
+    method gives on the out-of-bag cell means (CBC paper, section 5; docs/methods.md section 2;
+    the protocol's stream ``default_rng(seed)``). A method that cannot run on the panel, or
+    whose tau is undefined in every replicate, keeps its row in ``tau`` with NaN values and its
+    ``reason`` (logged; listed in ``skipped`` when it could not run).
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        One row per judge run.
+    methods : sequence of str, optional
+        Names of :data:`polyjudge.analyses.baselines.METHODS` (default: all).
+    replicates : int, default 1000
+        Task-bootstrap replicates.
+    seed : int, default 7
+        Seed of the bootstrap stream.
+    reference : str, default "CBC"
+        The method every other is paired against.
+    requirements : pandas.DataFrame, optional
+        Task, language, backbone, framework, requirement_id, satisfied (renamed with the same
+        column arguments), for Dawid-Skene's requirement variant.
+    run_verdicts : bool, default True
+        Give Dawid-Skene run verdicts ``score >= verdict_threshold``; False for scores that are
+        not pass rates.
+    verdict_threshold : float, default 100.0
+        The protocol's "run score 100" on a 0-100 pass-rate scale.
+    {run_table}
+
+    Returns
+    -------
+    Heldout
+        tau per method, the replicates, the paired comparisons and the skipped methods.
     """
-    checked, panel = prepare_runs(runs, task=task, language=language, backbone=backbone,
-                                  score=score, framework=framework, languages=languages,
-                                  backbones=backbones, score_range=score_range, missing=missing,
-                                  source=source)
+    checked, panel = RunSpec.from_kwargs(**locals()).prepare(runs)
     shape.require_two_way(panel, source, "held-out rank consistency")
     data = ({"runs": _module("analyses.baselines").run_items(checked, panel, verdict_threshold)}
             if run_verdicts else {})
@@ -264,25 +215,8 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
 
 # --- rank reversal -------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Reversal:
-    """Rank reversal (the workflow's ``reversal/`` outputs).
-
-    ``pairs``: one row per backbone pair (witness languages, delta, IUT p, BH q, significant);
-    ``summary``: counts, the top backbone per language and the global count test
-    (``reversal/summary.json``).
-    """
-
-    pairs: pd.DataFrame
-    summary: dict
-
-    def plot(self, units: str = "score points²"):
-        """Reversal strength delta per backbone pair (``reversal_strength``)."""
-        from .report import figures
-        return figures.reversal_strength(self.pairs, units)
-
-
 @api_messages
+@_run_table_doc
 def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, seed: int = 507,
              task: str = "task", language: str = "language", backbone: str = "backbone",
              score: str = "score", framework: str = "framework", languages=None, backbones=None,
@@ -291,13 +225,27 @@ def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, 
 
     Gap ``d(l) = M[l, i] - M[l, j]``; witnesses ``(a, b) = argmin d(a) d(b)``; strength
     ``delta = max(0, -d(a) d(b))``; intersection-union p of two one-sided task t-tests,
-    Benjamini-Hochberg q at ``fdr``; the global test compares the reversal count with
-    ``permutations`` within-(task, backbone) residual permutations of the additive fit (CBC
-    paper, sections 3.2 and 5; docs/methods.md section 4).
+    Benjamini-Hochberg q at ``fdr`` (CBC paper, sections 3.2 and 5; docs/methods.md section 4).
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        One row per judge run.
+    fdr : float, default 0.05
+        False discovery rate of the pair tests.
+    permutations : int, default 999
+        Within-(task, backbone) residual permutations of the additive fit for the global test
+        of the reversal count.
+    seed : int, default 507
+        Seed of the permutations.
+    {run_table}
+
+    Returns
+    -------
+    Reversal
+        One row per backbone pair and the summary (counts, top backbones, the global test).
     """
-    _, panel = prepare_runs(runs, task=task, language=language, backbone=backbone, score=score,
-                            framework=framework, languages=languages, backbones=backbones,
-                            score_range=score_range, missing=missing, source=source)
+    _, panel = RunSpec.from_kwargs(**locals()).prepare(runs)
     shape.require_two_way(panel, source, "rank reversal")
     module = _module("analyses.reversal")
     pairs = module.rank_reversal(panel, fdr)
@@ -307,7 +255,7 @@ def reversal(runs: pd.DataFrame, *, fdr: float = 0.05, permutations: int = 999, 
     return Reversal(pairs=pairs, summary=summary)
 
 
-# --- conditional mutual information ---------------------------------------------------------------
+# --- conditional mutual information --------------------------------------------------------------
 
 CMI_CONVENTIONS = {
     "protocol": "neighbours within the k-th-neighbour radius counted inclusively, the point "
@@ -315,25 +263,6 @@ CMI_CONVENTIONS = {
     "sklearn": "scikit-learn's _compute_mi_cd: points strictly inside the radius, the point "
                "itself included",
 }
-
-
-@dataclass(frozen=True)
-class CMI:
-    """The CMI test (the workflow's ``information/`` outputs).
-
-    ``summary``: settings and, per tie convention, observed, null mean, debiased value, band and
-    p-value (``information/cmi.json``); ``null``: convention, shard, draw, statistic;
-    ``strata``: task, backbone and the estimate of every stratum per convention.
-    """
-
-    summary: dict
-    null: pd.DataFrame
-    strata: pd.DataFrame
-
-    def plot(self):
-        """Permutation null against the observed statistic per convention (``cmi_null``)."""
-        from .report import figures
-        return figures.cmi_null_histogram(self.null, self.summary)
 
 
 def cmi_strata(runs, panel: Panel, source="runs"):
@@ -365,22 +294,42 @@ def cmi_null_shard(strata, convention: str, shard: int, *, k: int = 2, permutati
 
 
 @api_messages
+@_run_table_doc
 def cmi_test(runs: pd.DataFrame, *, k: int = 2, permutations: int = 500, shards: int = 4,
-             seed: int = 407, conventions=("protocol", "sklearn"), null: pd.DataFrame | None = None,
+             seed: int = 407, conventions=("protocol", "sklearn"),
+             null: pd.DataFrame | None = None,
              task: str = "task", language: str = "language", backbone: str = "backbone",
              score: str = "score", framework: str = "framework", languages=None, backbones=None,
              score_range=None, missing: str = "error", source="runs") -> CMI:
     """``I(score; language | task, backbone)``: mean over strata of the Ross (2014) k-NN estimate.
 
-    Tested against ``permutations`` within-stratum shuffles of the language labels (drawn in
-    ``shards`` independent streams, as the workflow's shard jobs do; ``null`` passes draws
-    already computed); debiased = observed - null (CBC paper, section 6; docs/methods.md section 6).
-    Needs repeated runs (frameworks) per cell.
+    Debiased = observed - null (CBC paper, section 6; docs/methods.md section 6). Needs repeated
+    runs (frameworks) per cell.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        One row per judge run.
+    k : int, default 2
+        The nearest neighbour of the estimator.
+    permutations : int, default 500
+        Within-stratum shuffles of the language labels in the null.
+    shards : int, default 4
+        Independent streams the null is drawn in, as the workflow's shard jobs do.
+    seed : int, default 407
+        Seed each shard's seed is spawned from.
+    conventions : sequence of {"protocol", "sklearn"}
+        Tie conventions reported (:data:`CMI_CONVENTIONS`).
+    null : pandas.DataFrame, optional
+        Null draws already computed (convention, shard, draw, statistic).
+    {run_table}
+
+    Returns
+    -------
+    CMI
+        The summary per convention, the null draws and the estimate of every stratum.
     """
-    checked, panel = prepare_runs(runs, task=task, language=language, backbone=backbone,
-                                  score=score, framework=framework, languages=languages,
-                                  backbones=backbones, score_range=score_range, missing=missing,
-                                  source=source)
+    checked, panel = RunSpec.from_kwargs(**locals()).prepare(runs)
     return cmi_test_strata(cmi_strata(checked, panel, source), k=k, permutations=permutations,
                            shards=shards, seed=seed, conventions=conventions, null=null)
 
@@ -413,44 +362,6 @@ def cmi_test_strata(strata, *, k: int = 2, permutations: int = 500, shards: int 
 
 # --- Judge-LS ------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class JudgeLS:
-    """The Judge-LS tables (the workflow's ``judge_ls/`` outputs).
-
-    ``accuracy``, ``flips`` (verdict changes against the reference condition, McNemar),
-    ``position`` (order inconsistency), ``tie_probe``, ``audit`` (translation audit of the
-    variant texts), ``sensitivity`` (flips without the flagged items), ``recovery`` (planted
-    values against estimates, when a truth is given); ``summary``: the Markdown summary;
-    ``n_judgments`` and ``n_invalid`` (unparseable verdicts, counted in every table).
-    """
-
-    accuracy: pd.DataFrame
-    flips: pd.DataFrame
-    position: pd.DataFrame
-    tie_probe: pd.DataFrame
-    audit: pd.DataFrame
-    sensitivity: pd.DataFrame
-    recovery: pd.DataFrame
-    summary: str
-    n_judgments: int
-    n_invalid: int
-
-    TABLES = ("accuracy", "flips", "position", "tie_probe", "audit", "sensitivity", "recovery")
-
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """Name -> table, in the workflow's order (``judge_ls/<name>.csv``)."""
-        return {name: getattr(self, name) for name in self.TABLES}
-
-    def plot(self, figure: str = "flips"):
-        """``flips`` (flip rate per judge and condition) or ``position`` (order inconsistency)."""
-        from .report import figures
-        if figure == "flips":
-            return figures.judge_ls_flips(self.flips)
-        if figure == "position":
-            return figures.judge_ls_position(self.position)
-        raise ValueError(f"unknown figure {figure!r}; one of flips, position")
-
-
 @api_messages
 def judge_ls(verdicts: pd.DataFrame, *, reference: str = "en", conditions=None,
              on_duplicate: str = "error", confidence: float = 0.95,
@@ -461,12 +372,41 @@ def judge_ls(verdicts: pd.DataFrame, *, reference: str = "en", conditions=None,
              source="verdicts") -> JudgeLS:
     """Judge-LS: accuracy, verdict flips against ``reference``, position and tie-probe tables.
 
-    One row per judgment (item, subset, judge, condition, order, verdict, gold; ``columns`` maps
-    standard name -> your column); verdicts are mapped back to original output indices and
-    compared across conditions on the same item and order, with Wilson intervals and exact
-    McNemar tests (Judge-LS paper, arXiv 2606.14278; docs/methods.md section 8). ``variant_texts``:
-    condition -> (texts, ``full`` | ``code_switched``) audited against ``reference_texts``
-    with ``audit`` thresholds (an :class:`~polyjudge.analyses.judge_ls.AuditThresholds` or its fields).
+    Verdicts are mapped back to original output indices and compared across conditions on the
+    same item and order, with Wilson intervals and exact McNemar tests (Judge-LS paper,
+    arXiv 2606.14278; docs/methods.md section 8).
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        One row per judgment: item, subset, judge, condition, order, verdict, gold.
+    reference : str, default "en"
+        The condition flips are counted against.
+    conditions : sequence of str, optional
+        The conditions to keep, in order (default: all).
+    on_duplicate : {"error", "drop_first"}, default "error"
+        What a repeated judgment does (:func:`polyjudge.analyses.judge_ls.validate_verdicts`).
+    confidence : float, default 0.95
+        Level of the Wilson intervals.
+    columns : mapping of str to str, optional
+        Standard name -> your column.
+    reference_texts : pandas.DataFrame, optional
+        The reference texts the variants are audited against.
+    variant_texts : mapping, optional
+        Condition -> (texts, ``full`` | ``code_switched``).
+    audit : AuditThresholds or mapping, optional
+        An :class:`~polyjudge.analyses.judge_ls.AuditThresholds` or its fields.
+    truth : mapping, optional
+        Planted values, for the recovery table.
+    title : str, default "Judge-LS summary"
+        Title of the Markdown summary.
+    source : str, default "verdicts"
+        What error messages call the table.
+
+    Returns
+    -------
+    JudgeLS
+        The tables, the Markdown summary and the judgment counts.
     """
     jl = _module("analyses.judge_ls")
     frame = io.rename_columns(verdicts, dict(columns or {}))

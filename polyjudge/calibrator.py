@@ -13,9 +13,8 @@ constructor only stores its settings, ``fit`` learns, learned attributes end in 
 """
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import json
-import math
 import warnings
 from pathlib import Path
 
@@ -23,21 +22,22 @@ import numpy as np
 import pandas as pd
 
 from ._version import __version__
-from .api import calibrate_panel, prepare_runs
+from .api import estimate_cbc
 from .data import io
 from .data.atomic import write_atomically
+from .data.calibrator_file import (BAND_COLUMNS, EXPECTED_FILE, FORMAT, FORMAT_VERSION,
+                                   cells_from_file, cells_to_file, read_calibrator_file,
+                                   settings_from_file, settings_to_file)
+from .data.calibrator_file import checksum as _checksum
 from .data.digest import training_sha256, training_sha256_file  # noqa: F401 (public here)
 from .data.errors import InputError, api_messages
+from .data.spec import COLUMNS as COLUMN_PARAMS
+from .data.spec import RunSpec
 
-FORMAT = "polyjudge-calibrator"
-FORMAT_VERSION = 1
 PARAMS = ("task", "language", "backbone", "score", "framework", "languages", "backbones",
           "score_range", "missing", "estimator", "band_replicates", "band_level", "seed", "unseen")
-COLUMN_PARAMS = ("task", "language", "backbone", "score", "framework")
 UNSEEN_POLICIES = ("error", "raw")
 OUTPUT_COLUMNS = ("beta", "score_cbc", "score_cbc_low", "score_cbc_high", "calibrated")
-BAND_COLUMNS = ("se", "band_low", "band_high")
-EXPECTED_FILE = "a calibrator file written by Calibrator.save or `polyjudge fit`"
 DEFAULT_BAND_REPLICATES = 500
 """Task bootstraps of the default band: about 0.02 s of CPU on 55 tasks x 8 languages x 6
 backbones, 0.7 s on 1,000 x 10 x 8 (docs/methods.md section 10.6)."""
@@ -48,34 +48,36 @@ NO_BAND_WARNING = (
     "`polyjudge fit --band-replicates 500`, or `bands` in the fitting panel's analyses")
 
 
-def _checksum(document: dict) -> str:
-    """SHA-256 of the canonical JSON (sorted keys, no spaces) of ``document`` without its
-    ``checksum`` field."""
-    body = {key: value for key, value in document.items() if key != "checksum"}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 class Calibrator:
     """CBC learned on one run table and applied to new runs (scikit-learn estimator conventions).
 
-    Settings (stored as given; checked by :meth:`fit`): the column names ``task``,
-    ``language``, ``backbone``, ``score``, ``framework`` and ``languages``, ``backbones`` (axis
-    order of the fit; default natural sort), ``score_range``, ``missing``, ``estimator`` as in
-    :func:`polyjudge.calibrate` (the same order gives bit-identical beta); ``band_replicates``
-    (default :data:`DEFAULT_BAND_REPLICATES` task bootstraps, at least 100, for the simultaneous
-    band of :func:`polyjudge.cbc.band.bootstrap_band` at ``band_level``, seeded by ``seed``: it
-    gives calibrated scores their interval and :meth:`rank` the calibration's uncertainty, so
-    the default rank intervals hold; 0: no band, which an incomplete panel needs); ``unseen``
-    (``"error"``: refuse new runs of a language or backbone not fitted; ``"raw"``: pass them
-    through uncorrected, ``calibrated`` False).
+    Parameters
+    ----------
+    task, language, backbone, score, framework, languages, backbones, score_range, missing
+        The run-table settings of :class:`~polyjudge.data.spec.RunSpec`, as in
+        :func:`polyjudge.calibrate` (the same axis order gives bit-identical beta).
+    estimator : str, optional
+        As in :func:`polyjudge.calibrate`.
+    band_replicates : int, default :data:`DEFAULT_BAND_REPLICATES`
+        Task bootstraps (at least 100) of the simultaneous band of
+        :func:`polyjudge.cbc.band.bootstrap_band`: calibrated scores get their interval and
+        :meth:`rank` the calibration's uncertainty; 0: no band, which an incomplete panel needs.
+    band_level : float, default 0.95
+        Level of the band.
+    seed : int, default 0
+        Seed of the band.
+    unseen : {"error", "raw"}, default "error"
+        New runs of a language or backbone not fitted: refused, or passed through uncorrected
+        (``calibrated`` False).
 
-    Learned by :meth:`fit`: ``beta_`` (language, backbone, beta, n_runs, n_tasks and, with a
-    band, se, band_low, band_high = ``beta -/+ critical_value x se``), ``languages_``,
-    ``backbones_``, ``estimator_``, ``score_range_``, ``band_`` (level, n_replicates, seed,
-    critical_value; or None), ``training_sha256_`` (:func:`training_sha256`), ``n_runs_``,
-    ``n_tasks_``, ``version_`` (the polyjudge that fitted it).
+    Attributes
+    ----------
+    beta_ : pandas.DataFrame
+        language, backbone, beta, n_runs, n_tasks and, with a band, se, band_low, band_high
+        (``beta -/+ critical_value x se``).
+    languages_, backbones_, estimator_, score_range_, n_runs_, n_tasks_
+        What the fit saw; ``training_sha256_`` (:func:`training_sha256`) of its runs,
+        ``band_`` (level, n_replicates, seed, critical_value; or None), ``version_``.
 
     >>> from polyjudge.analyses.synthetic import simulate_panel
     >>> runs = simulate_panel(seed=1, n_tasks=20, n_languages=3, n_backbones=3).runs
@@ -94,20 +96,9 @@ class Calibrator:
                  estimator: str | None = None,
                  band_replicates: int = DEFAULT_BAND_REPLICATES,
                  band_level: float = 0.95, seed: int = 0, unseen: str = "error"):
-        self.task = task
-        self.language = language
-        self.backbone = backbone
-        self.score = score
-        self.framework = framework
-        self.languages = languages
-        self.backbones = backbones
-        self.score_range = score_range
-        self.missing = missing
-        self.estimator = estimator
-        self.band_replicates = band_replicates
-        self.band_level = band_level
-        self.seed = seed
-        self.unseen = unseen
+        settings = locals()
+        for name in PARAMS:  # stored as given (scikit-learn): checked by fit
+            setattr(self, name, settings[name])
 
     # --- scikit-learn conventions ----------------------------------------------------------------
 
@@ -119,7 +110,8 @@ class Calibrator:
         """Change settings (names of the constructor); returns self. Refit afterwards."""
         unknown = sorted(set(params) - set(PARAMS))
         if unknown:
-            raise ValueError(f"invalid parameter(s) {unknown} for Calibrator; valid: {list(PARAMS)}")
+            raise ValueError(f"invalid parameter(s) {unknown} for Calibrator; "
+                             f"valid: {list(PARAMS)}")
         for name, value in params.items():
             setattr(self, name, value)
         return self
@@ -139,8 +131,12 @@ class Calibrator:
         """Fitted with a band: calibrated scores get intervals, ranks use its uncertainty."""
         return self.is_fitted and self.band_ is not None
 
-    def _columns(self) -> dict:
-        return {name: getattr(self, name) for name in COLUMN_PARAMS}
+    def _spec(self, source="runs", fitted: bool = False) -> RunSpec:
+        """The run-table settings as a :class:`~polyjudge.data.spec.RunSpec`; ``fitted``: those
+        new runs are read with (the fitted score range, any order of the axes)."""
+        spec = RunSpec.from_kwargs(**self.get_params(), source=source)
+        return dataclasses.replace(spec, languages=None, backbones=None,
+                                   score_range=self.score_range_) if fitted else spec
 
     def _check_settings(self) -> None:
         if self.unseen not in UNSEEN_POLICIES:
@@ -166,12 +162,24 @@ class Calibrator:
 
     @api_messages
     def fit(self, runs: pd.DataFrame, y=None, *, source="runs") -> "Calibrator":
-        """Learn ``beta`` from a run table (validated as :func:`polyjudge.calibrate` does;
-        ``source`` names it in error messages). ``y`` is ignored (scikit-learn). Returns self."""
+        """Learn ``beta`` from a run table, validated as :func:`polyjudge.calibrate` does.
+
+        Parameters
+        ----------
+        runs : pandas.DataFrame
+            One row per judge run, in the columns of the settings.
+        y : ignored
+            For scikit-learn.
+        source : str, default "runs"
+            What error messages call the table.
+
+        Returns
+        -------
+        Calibrator
+            self, fitted.
+        """
         self._check_settings()
-        checked, panel = prepare_runs(runs, **self._columns(), languages=self.languages,
-                                      backbones=self.backbones, score_range=self.score_range,
-                                      missing=self.missing, source=source)
+        checked, panel = self._spec(source).prepare(runs)
         return self.fit_panel(panel, len(checked), training_sha256(checked), source=source)
 
     def fit_panel(self, panel, n_runs: int, sha256: str, *, source="runs") -> "Calibrator":
@@ -180,9 +188,8 @@ class Calibrator:
         table itself is not needed (the workflow hashes it in batches,
         :func:`training_sha256_file`). Returns self."""
         self._check_settings()
-        result = calibrate_panel(panel, n_runs=n_runs, r2=(math.nan, math.nan),
-                                 estimator=self.estimator, source=source)
-        beta = result.beta.copy()
+        estimate, result = estimate_cbc(panel, self.estimator, source)
+        beta = panel.matrix_frame(result.beta, "beta")
         beta["n_runs"] = panel.n_runs.sum(axis=0).ravel().astype(np.int64)
         beta["n_tasks"] = np.isfinite(panel.values).sum(axis=0).ravel().astype(np.int64)
         band = None
@@ -206,7 +213,7 @@ class Calibrator:
         self.beta_ = beta
         self.languages_ = list(panel.languages)
         self.backbones_ = list(panel.backbones)
-        self.estimator_ = result.estimator
+        self.estimator_ = estimate.method
         self.score_range_ = None if self.score_range is None else [
             float(self.score_range[0]), float(self.score_range[1])]
         self.band_ = band
@@ -227,10 +234,9 @@ class Calibrator:
             raise InputError(source, f"already has column(s) {clash}",
                              f"a run table without the columns {list(OUTPUT_COLUMNS)} that "
                              "calibrating adds (is it calibrated already?)")
-        frame = io.rename_columns(runs, self._columns())
-        io.validate_runs(frame, source, self.score_range_, self.missing,
-                         mapping=self._columns())
-        return io.with_single_framework(frame)
+        spec = self._spec(source, fitted=True)
+        spec.standard(runs)
+        return io.with_single_framework(io.rename_columns(runs, spec.columns))
 
     def _lookup(self, languages, backbones, source):
         """Row of ``beta_`` of each (language, backbone), -1 where unseen (refused unless
@@ -262,10 +268,23 @@ class Calibrator:
 
     @api_messages
     def transform(self, runs: pd.DataFrame, *, source="runs") -> pd.DataFrame:
-        """The runs (your columns, same rows in the same order) with columns ``beta``,
-        ``score_cbc`` (= score - beta), with a band ``score_cbc_low`` / ``score_cbc_high``
-        (= score - band_high / score - band_low) and ``calibrated`` (False where
-        ``unseen="raw"`` passed a run through: beta NaN, score_cbc = score)."""
+        """Subtract the fitted beta from new runs.
+
+        Parameters
+        ----------
+        runs : pandas.DataFrame
+            New runs of the fitted languages and backbones, in the columns of the settings.
+        source : str, default "runs"
+            What error messages call the table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The runs (your columns, same rows in the same order) with ``beta``, ``score_cbc``
+            (= score - beta), with a band ``score_cbc_low`` / ``score_cbc_high`` (= score -
+            band_high / score - band_low) and ``calibrated`` (False where ``unseen="raw"``
+            passed a run through: beta NaN, score_cbc = score).
+        """
         self._check_fitted()
         self._check_settings()
         frame = self._standard(runs, source)
@@ -298,7 +317,19 @@ class Calibrator:
              seed: int = 0, *, source="runs") -> pd.DataFrame:
         """Rank the backbones within each language on new runs, raw and calibrated.
 
-        One row per language x backbone of the new runs: language, backbone, n_tasks, mean_raw
+        Parameters
+        ----------
+        runs : pandas.DataFrame
+            New runs, in the columns of the settings.
+        n_replicates, level, seed : int, float, int (defaults 1000, 0.95, 0)
+            Bootstrap replicates (at least 100), level of the rank intervals, their seed.
+        source : str, default "runs"
+            What error messages call the table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per language x backbone of the new runs: language, backbone, n_tasks, mean_raw
         (mean over the new tasks of the task-level scores), beta, mean_cbc (mean_raw - beta),
         rank_raw, rank_cbc (1 = best; ties share the lower rank), rank_low, rank_high (the
         ``level`` interval of the calibrated rank) and p_first (share of replicates in which the
@@ -315,12 +346,12 @@ class Calibrator:
             raise ValueError(f"use at least 100 replicates for rank intervals, got {n_replicates}")
         if not 0 < level < 1:
             raise ValueError(f"level must be in (0, 1), got {level}")
+        from .cbc.band import calibrated_rank_replicates
         from .cbc.estimator import rank_within_language
         from .data.panel import nanmean
         if any(c in runs.columns for c in OUTPUT_COLUMNS):
             self._standard(runs, source)  # the same refusal as transform
-        _, panel = prepare_runs(runs, **self._columns(), score_range=self.score_range_,
-                                missing=self.missing, source=source)
+        _, panel = self._spec(source, fitted=True).prepare(runs)
         lang, bb = np.meshgrid(panel.languages, panel.backbones, indexing="ij")
         self._lookup(lang.ravel(), bb.ravel(), source)  # refuses unseen pairs unless "raw"
         rows = np.array([self.languages_.index(l) if l in self.languages_ else -1
@@ -331,7 +362,9 @@ class Calibrator:
         grid = np.ix_(np.maximum(rows, 0), np.maximum(cols, 0))
         beta = np.where(seen, self._grid("beta")[grid], 0.0)
         means = nanmean(panel.values, axis=0)
-        replicated = self._replicate_ranks(panel.values, beta, seen, grid, n_replicates, seed)
+        se = np.where(seen, self._grid("se")[grid], 0.0) if self.has_band else None
+        replicated = calibrated_rank_replicates(panel.values, beta, se, grid, self._grid(
+            "beta").shape, n_replicates, seed)
         valid = np.isfinite(replicated)
         with np.errstate(invalid="ignore"):
             low = np.nanquantile(replicated, (1 - level) / 2, axis=0, method="lower")
@@ -354,60 +387,19 @@ class Calibrator:
         return self.beta_[name].to_numpy(dtype=float).reshape(len(self.languages_),
                                                               len(self.backbones_))
 
-    def _replicate_ranks(self, values, beta, seen, grid, n_replicates: int, seed) -> np.ndarray:
-        """``(R, k, m)`` calibrated ranks of ``R`` replicates (NaN where a replicate's cell has
-        no task), stacked: the new tasks' bootstrap weights and the beta draws are arrays.
-
-        ``beta`` (k, m) of the new panel's cells (0 where unseen), ``seen`` their mask and
-        ``grid`` their index into the calibrator's (languages, backbones) matrices."""
-        from .cbc.bootstrap import replicate_chunk, task_bootstrap_chunks, weighted_cell_means
-        from .cbc.estimator import double_center, rank_by_count
-        n, k, m = values.shape
-        big_k, big_m = len(self.languages_), len(self.backbones_)
-        task_stream, beta_stream = map(np.random.default_rng,
-                                       np.random.SeedSequence(seed).spawn(2))
-        if self.has_band:
-            se = np.where(seen, self._grid("se")[grid], 0.0)
-            scale = math.sqrt((1 - 1 / big_k) * (1 - 1 / big_m))
-        ranks = []
-        chunk = replicate_chunk(n_replicates, n + 4 * (k * m * m + big_k * big_m))
-        for bootstrap in task_bootstrap_chunks(n, n_replicates, task_stream, chunk):
-            means = weighted_cell_means(values, bootstrap.counts)
-            if self.has_band:
-                z = double_center(beta_stream.standard_normal((len(means), big_k, big_m)))
-                means = means - (beta + se * z[(slice(None), *grid)] / scale)
-            else:
-                means = means - beta
-            ranks.append(np.where(np.isfinite(means), rank_by_count(means), np.nan))
-        return np.concatenate(ranks)
-
     # --- the file --------------------------------------------------------------------------------
 
     def to_dict(self) -> dict:
         """The calibrator file's content (see :meth:`save`)."""
         self._check_fitted()
-        settings = self.get_params()
-        if settings["score_range"] is not None:
-            settings["score_range"] = [float(x) for x in settings["score_range"]]
-        for axis in ("languages", "backbones"):
-            if settings[axis] is not None:
-                settings[axis] = [str(label) for label in settings[axis]]
-        cells = []
-        for row in self.beta_.itertuples(index=False):
-            cell = {"language": str(row.language), "backbone": str(row.backbone),
-                    "beta": float(row.beta), "n_runs": int(row.n_runs),
-                    "n_tasks": int(row.n_tasks)}
-            if self.band_ is not None:
-                cell.update({name: float(getattr(row, name)) for name in BAND_COLUMNS})
-            cells.append(cell)
         document = {
             "format": FORMAT, "format_version": FORMAT_VERSION, "polyjudge_version": self.version_,
             "estimator": self.estimator_, "score_range": self.score_range_,
             "languages": list(self.languages_), "backbones": list(self.backbones_),
-            "settings": settings,
+            "settings": settings_to_file(self.get_params()),
             "training": {"sha256": self.training_sha256_, "n_runs": self.n_runs_,
                          "n_tasks": self.n_tasks_},
-            "band": self.band_, "cells": cells}
+            "band": self.band_, "cells": cells_to_file(self.beta_, self.band_ is not None)}
         document["checksum"] = _checksum(document)
         return document
 
@@ -427,55 +419,19 @@ class Calibrator:
         """Read a file of :meth:`save`; refuses (:class:`~polyjudge.data.errors.InputError`
         naming the file) one that is not a calibrator, comes from a newer format or whose
         checksum no longer matches its content."""
-        path = Path(path)
-        if not path.is_file():
-            raise InputError(path, "file not found", EXPECTED_FILE)
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise InputError(path, f"is not a calibrator file: not JSON ({error})", EXPECTED_FILE)
-        if not isinstance(document, dict) or document.get("format") != FORMAT:
-            raise InputError(path, f"is not a calibrator file: no \"format\": \"{FORMAT}\"",
-                             EXPECTED_FILE)
-        version = document.get("format_version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise InputError(path, f"has an invalid format_version {version!r}", EXPECTED_FILE)
-        if version > FORMAT_VERSION:
-            raise InputError(path, f"written by a newer polyjudge (format {version}); this polyjudge "
-                             f"reads format {FORMAT_VERSION}: upgrade",
-                             f"format_version {FORMAT_VERSION} or lower, or a newer polyjudge "
-                             "(pip install --upgrade polyjudge)")
-        if document.get("checksum") != _checksum(document):
-            raise InputError(path, "its checksum does not match its content: the file was edited "
-                             "or damaged", f"{EXPECTED_FILE}, unchanged (fit again to change it)")
+        document = read_calibrator_file(path)
         try:
             return cls._from_dict(document)
         except (KeyError, TypeError, ValueError) as error:
-            raise InputError(path, f"is not a valid calibrator file ({type(error).__name__}: "
-                             f"{error})", EXPECTED_FILE)
+            raise InputError(Path(path), "is not a valid calibrator file "
+                             f"({type(error).__name__}: {error})", EXPECTED_FILE)
 
     @classmethod
     def _from_dict(cls, document: dict) -> "Calibrator":
-        settings = dict(document["settings"])
-        if settings.get("score_range") is not None:
-            settings["score_range"] = tuple(settings["score_range"])
-        for axis in ("languages", "backbones"):
-            if settings.get(axis) is not None:
-                settings[axis] = list(settings[axis])
-        calibrator = cls(**settings)
-        cells = document["cells"]
-        band = document["band"]
-        columns = ["language", "backbone", "beta", "n_runs", "n_tasks"] + (
-            list(BAND_COLUMNS) if band is not None else [])
-        beta = pd.DataFrame({name: [cell[name] for cell in cells] for name in columns})
-        for name in columns[2:]:
-            beta[name] = beta[name].astype(np.int64 if name in ("n_runs", "n_tasks") else float)
+        calibrator = cls(**settings_from_file(document["settings"]))
+        beta = cells_from_file(document)
         languages, backbones = list(document["languages"]), list(document["backbones"])
-        grid = np.meshgrid(languages, backbones, indexing="ij")
-        if (list(beta["language"]) != list(grid[0].ravel())
-                or list(beta["backbone"]) != list(grid[1].ravel())):
-            raise ValueError("cells must list every language x backbone pair in the order of "
-                             "languages and backbones")
+        band = document["band"]
         calibrator.beta_ = beta
         calibrator.languages_ = languages
         calibrator.backbones_ = backbones

@@ -20,6 +20,7 @@ from .calibrator import COLUMN_PARAMS, DEFAULT_BAND_REPLICATES, UNSEEN_POLICIES,
 from .data import io, sources
 from .data.atomic import write_atomically
 from .data.errors import messages_for
+from .data.spec import RunSpec
 from .report.page import command as compare_command
 
 EXIT_INPUT = 2
@@ -163,13 +164,14 @@ def write_table(frame, path) -> None:
 
 
 def run_fit(args) -> str:
-    columns = {name: getattr(args, name) for name in COLUMN_PARAMS}
-    calibrator = Calibrator(**columns, languages=args.languages, backbones=args.backbones,
-                            score_range=tuple(args.score_range) if args.score_range else None,
-                            missing=args.missing, estimator=args.estimator,
+    spec = RunSpec(**{name: getattr(args, name) for name in COLUMN_PARAMS},
+                   languages=args.languages, backbones=args.backbones,
+                   score_range=tuple(args.score_range) if args.score_range else None,
+                   missing=args.missing, source=args.runs)
+    calibrator = Calibrator(**spec.settings, estimator=args.estimator,
                             band_replicates=args.band_replicates, band_level=args.band_level,
                             seed=args.seed)
-    calibrator.fit(read_runs(args, columns, args.missing), source=args.runs)
+    calibrator.fit(read_runs(args, spec.columns, spec.missing), source=spec.source)
     calibrator.save(args.output)
     band = (f"band {calibrator.band_['level']:g} ({calibrator.band_['n_replicates']} replicates)"
             if calibrator.has_band else "no band")
@@ -184,7 +186,8 @@ def run_apply(args) -> str:
                              if getattr(args, name) is not None})
     if args.unseen is not None:
         calibrator.set_params(unseen=args.unseen)
-    runs = read_runs(args, calibrator._columns(), calibrator.missing)
+    spec = calibrator._spec(args.runs)
+    runs = read_runs(args, spec.columns, spec.missing)
     calibrated = calibrator.transform(runs, source=args.runs)
     rankings = None
     if args.rankings:

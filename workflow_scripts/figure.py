@@ -22,42 +22,42 @@ def draw(name, tables, panel, kind, claims_path):
     """Figure ``name`` of ``panel`` from its input ``tables`` (argument -> table); every title
     names the panel."""
     units = "margin points" if kind == "preference_margins" else "score points"
-    title = lambda text: f"{text} ({panel})"
+    title = lambda: f"{figures.TITLES[name]} ({panel})"
     builders = {
         "interaction_heatmap": lambda: figures.interaction_heatmap(
-            tables["beta"], units, title=title("Language x backbone interaction β")),
+            tables["beta"], units, title=title()),
         "ranking_bump_chart": lambda: figures.ranking_bump_chart(
-            tables["rankings"], title=title("Backbone ranks per language, raw vs CBC")),
+            tables["rankings"], title=title()),
         "band_vs_radius": lambda: figures.band_vs_radius(
             tables["bands"], tables["summary"], units,
-            title=title("Interaction β: simultaneous bootstrap band vs union-bound radius")),
+            title=title()),
         "heldout_tau": lambda: figures.heldout_tau_forest(
             tables["tau"], published_taus(claims_path, panel) or None,
-            title=title("Held-out cross-task rank consistency")),
+            title=title()),
         "reversal_strength": lambda: figures.reversal_strength(
             tables["pairs"], f"{units}²", fdr=tables["summary"]["fdr"],
-            title=title("Rank reversal strength per backbone pair")),
+            title=title()),
         "cmi_null": lambda: figures.cmi_null_histogram(
             tables["null"], tables["summary"],
-            title=title("I(score; language | backbone, task): permutation null vs observed")),
+            title=title()),
         "task_count_curve": lambda: figures.task_count_curve(
-            tables["task_count"], units, title=title("Task-count ablation")),
+            tables["task_count"], units, title=title()),
         "backbone_subsets": lambda: figures.backbone_subsets_panel(
-            tables["subsets"], title=title("Backbone-subset ablation")),
+            tables["subsets"], title=title()),
         "lolo": lambda: figures.lolo_panel(
-            tables["lolo"], title=title("Leave-one-language-out: raw vs zero-shot CBC")),
+            tables["lolo"], title=title()),
         "deletion_mae": lambda: figures.deletion_mae(
-            tables["mae"], units, title=title("Interaction on incomplete panels")),
+            tables["mae"], units, title=title()),
         "judge_ls_flips": lambda: figures.judge_ls_flips(
-            tables["flips"], title=title("Judge-LS: verdict flips per judge and condition")),
+            tables["flips"], title=title()),
         "judge_ls_position": lambda: figures.judge_ls_position(
             tables["position"],
-            title=title("Judge-LS: position inconsistency per judge and condition")),
+            title=title()),
         "applied_ranks": lambda: figures.applied_ranks(
-            tables["rankings"], title=title("Ranks with the applied calibrator")),
+            tables["rankings"], title=title()),
         "new_judge": lambda: figures.new_judge(
             tables["ranks"], tables["shift"], tables["summary"],
-            title=title("Adding a judge: its ranks, and the base judges' beta")),
+            title=title()),
     }
     return builders[name]()
 

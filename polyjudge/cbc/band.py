@@ -6,6 +6,7 @@ it, written by the workflow's calibrate stage as ``cbc/bands.csv``.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,7 +14,7 @@ import pandas as pd
 
 from ..data.panel import Panel
 from .bootstrap import replicate_chunk, task_bootstrap_chunks, weighted_cell_means
-from .estimator import double_center, finite_sample_radius, residual_sd
+from .estimator import double_center, finite_sample_radius, rank_by_count, residual_sd
 
 
 @dataclass(frozen=True)
@@ -93,3 +94,32 @@ def bootstrap_band(panel: Panel, n_replicates: int = 2000, seed=0,
         radius_total_sd=finite_sample_radius(float(values.std()), n, k, m, eps),
         radius_residual_sd=finite_sample_radius(residual_sd(values), n, k, m, eps),
         level=level, n_replicates=n_replicates)
+
+
+def calibrated_rank_replicates(values: np.ndarray, beta: np.ndarray, se: np.ndarray | None,
+                               grid: tuple, fitted_shape: tuple[int, int], n_replicates: int,
+                               seed) -> np.ndarray:
+    """``(R, k, m)`` calibrated ranks of ``R`` replicates of a new panel ``values`` (NaN where a
+    replicate's cell has no task), stacked: the new tasks' bootstrap weights and the beta draws
+    are arrays (docs/methods.md section 10.6).
+
+    ``beta`` (k, m) of the new panel's cells (0 where unseen); ``se`` their standard errors of a
+    band (0 where unseen), or None: beta taken as exact; ``grid`` their index into the fitted
+    ``(languages, backbones)`` matrices of shape ``fitted_shape``, where a draw ``beta*_r`` has
+    the correlation of a double-centred matrix."""
+    n, k, m = values.shape
+    big_k, big_m = fitted_shape
+    task_stream, beta_stream = map(np.random.default_rng,
+                                   np.random.SeedSequence(seed).spawn(2))
+    scale = math.sqrt((1 - 1 / big_k) * (1 - 1 / big_m))
+    ranks = []
+    chunk = replicate_chunk(n_replicates, n + 4 * (k * m * m + big_k * big_m))
+    for bootstrap in task_bootstrap_chunks(n, n_replicates, task_stream, chunk):
+        means = weighted_cell_means(values, bootstrap.counts)
+        if se is not None:
+            z = double_center(beta_stream.standard_normal((len(means), big_k, big_m)))
+            means = means - (beta + se * z[(slice(None), *grid)] / scale)
+        else:
+            means = means - beta
+        ranks.append(np.where(np.isfinite(means), rank_by_count(means), np.nan))
+    return np.concatenate(ranks)

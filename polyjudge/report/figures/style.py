@@ -123,3 +123,23 @@ def interval_dots(ax, y, value, low, high, label=None, **style) -> None:
     ax.plot(value, y, linestyle="none", color=color, markersize=5, **style)
     if label is not None:  # legend entry showing both the point and the interval
         ax.plot([], [], color=color, linewidth=1.4, markersize=5, label=label, **style)
+
+
+TITLES = {
+    "interaction_heatmap": "Language x backbone interaction β",
+    "ranking_bump_chart": "Backbone ranks per language, raw vs CBC",
+    "band_vs_radius": "Interaction β: simultaneous bootstrap band vs union-bound radius",
+    "heldout_tau": "Held-out cross-task rank consistency",
+    "reversal_strength": "Rank reversal strength per backbone pair",
+    "cmi_null": "I(score; language | backbone, task): permutation null vs observed",
+    "task_count_curve": "Task-count ablation",
+    "backbone_subsets": "Backbone-subset ablation",
+    "lolo": "Leave-one-language-out: raw vs zero-shot CBC",
+    "deletion_mae": "Interaction on incomplete panels",
+    "judge_ls_flips": "Judge-LS: verdict flips per judge and condition",
+    "judge_ls_position": "Judge-LS: position inconsistency per judge and condition",
+    "applied_ranks": "Ranks with the applied calibrator",
+    "new_judge": "Adding a judge: its ranks, and the base judges' beta",
+}
+"""The title of each report figure, by its name in the workflow: the workflow adds the panel
+(``title (panel)``), the ``plot()`` methods of :mod:`polyjudge.api` use it as it is."""
