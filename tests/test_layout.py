@@ -203,8 +203,7 @@ def test_the_public_functions_named_like_their_modules_stay_functions():
 
 
 # InputError lives in polyjudge.data.errors; polyjudge.data.io raises it but is not a second
-# address for it. The judges' modules follow with their own change (not this package map's).
-INPUT_ERROR_VIA_IO_PENDING = {"polyjudge/judges/protocols.py"}
+# address for it.
 
 
 def input_error_via_io(path: Path) -> bool:
@@ -225,7 +224,7 @@ def test_input_error_has_one_home():
              for p in sorted((REPO / folder).rglob("*.py"))]
     via_io = {str(p.relative_to(REPO)) for p in files
               if p != Path(__file__).resolve() and input_error_via_io(p)}  # this file's examples
-    assert via_io <= INPUT_ERROR_VIA_IO_PENDING, (
+    assert not via_io, (
         f"import InputError from polyjudge.data.errors, not io: {sorted(via_io)}")
 
 

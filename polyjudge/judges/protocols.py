@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from polyjudge.data.io import IDENTIFIERS, InputError, file_rows, read_table, rename_columns
+from polyjudge.data.errors import InputError, file_rows
+from polyjudge.data.io import IDENTIFIERS, read_table, rename_columns
 
 from .cache import call_key
 from .endpoints import Endpoint
