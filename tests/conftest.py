@@ -182,7 +182,18 @@ def page_runs(tmp_path_factory) -> dict:
 FIRST, LAST = "test_output_snapshot", ("test_standalone", "test_resources", "test_page_browser")
 
 
+# Fixtures that run snakemake or start servers: a test that uses one is slow (the fast tier runs
+# none of them), and collection stops naming the test that is not marked so.
+SLOW_FIXTURES = {"readme_reproduction"}
+
+
 def pytest_collection_modifyitems(config, items):
+    unmarked = [item.nodeid for item in items
+                if SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+                and item.get_closest_marker("slow") is None]
+    if unmarked:
+        raise pytest.UsageError("mark these tests @pytest.mark.slow: they use a fixture that runs "
+                                f"the workflow ({', '.join(sorted(SLOW_FIXTURES))}): {unmarked}")
     items.sort(key=lambda item: 0 if item.path.stem == FIRST else 2 if item.path.stem in LAST
                else 1)
 

@@ -165,6 +165,7 @@ except Stopped as stopped:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_a_killed_or_stopped_run_reattaches_and_each_request_runs_once(tmp_path, sig):
     with JudgeServer(pointwise={"scorer_x": {}}, batch_delay=1.0,

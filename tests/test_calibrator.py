@@ -243,6 +243,7 @@ def load_benchmark():
     return module
 
 
+@pytest.mark.slow
 def test_intervals_cover_in_a_small_simulation():
     """60 panels of the coverage benchmark (docs/methods.md section 10.6 has 300): the score
     interval covers all cells of a panel at about the nominal 95%, the rank intervals at least

@@ -103,18 +103,21 @@ def user_config(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_user_panels_only_from_the_repository_root(user_config):
     code, text = dry_run(REPO, "--configfile", str(user_config))
     assert code == 0, text
     assert planned_panels(text) == {"mine"}
 
 
+@pytest.mark.slow
 def test_user_panels_only_with_s_from_another_folder(user_config, tmp_path):
     code, text = dry_run(tmp_path, "-s", str(REPO / "Snakefile"), "--configfile", str(user_config))
     assert code == 0, text
     assert planned_panels(text) == {"mine"}
 
 
+@pytest.mark.slow
 def test_user_panels_only_with_the_slurm_workflow_profile(user_config):
     code, text = dry_run(REPO, "--workflow-profile", "profiles/slurm", "--configfile",
                          str(user_config))
@@ -122,12 +125,14 @@ def test_user_panels_only_with_the_slurm_workflow_profile(user_config):
     assert planned_panels(text) == {"mine"}
 
 
+@pytest.mark.slow
 def test_default_panels_without_a_user_config():
     code, text = dry_run(REPO)
     assert code == 0, text
     assert planned_panels(text) == set(DEFAULTS["panels"])
 
 
+@pytest.mark.slow
 def test_a_typo_stops_the_run_before_anything_is_computed(tmp_path):
     path = tmp_path / "typo.yaml"
     config = yaml.safe_load(yaml.safe_dump(USER))
@@ -142,6 +147,7 @@ def test_a_typo_stops_the_run_before_anything_is_computed(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.slow
 def test_default_panels_with_s_from_another_folder_read_the_repository_data(tmp_path):
     code, text = dry_run(tmp_path, "-s", str(REPO / "Snakefile"))
     assert code == 0, text

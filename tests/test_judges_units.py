@@ -328,6 +328,7 @@ def start_killable(tmp_path, server, script: str, requests: int):
     return process, args, env
 
 
+@pytest.mark.slow
 def test_sigterm_lets_calls_in_flight_finish_and_a_restart_repeats_none(tmp_path):
     with JudgeServer(pairwise=default_pairwise_judges(), faults={"slow": 1.0},
                      slow_seconds=0.05) as server:

@@ -1,6 +1,7 @@
 """Install files stay consistent: environment.yml pins exactly what requirements.txt pins."""
 from pathlib import Path
 
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,6 +40,7 @@ def test_the_local_judge_model_is_pinned_and_installed_without_its_dependencies(
     assert not local & (pins("requirements.txt") | pins("requirements-test.txt"))
 
 
+@pytest.mark.slow
 def test_workflow_is_lint_clean_and_formatted():
     import subprocess
     import sys

@@ -399,6 +399,7 @@ def test_the_default_runs_page_renders_every_panel_offline(browser, readme_repro
         default.close()
 
 
+@pytest.mark.slow
 def test_each_panel_s_first_screen_has_the_verdict_and_the_top_sets(browser, readme_reproduction):
     """Acceptance: at 1,280 x 800, each score panel of the default run opens on its verdict
     sentences and the table of each language's top set, raw and CBC, with rank intervals."""
@@ -458,6 +459,7 @@ def test_the_language_filter_applies_to_the_slopegraph_and_its_tooltip_has_the_i
     assert all(lang in opened.page.text_content(chart) for lang in languages)
 
 
+@pytest.mark.slow
 def test_layout_at_1280_px_headings_with_their_charts_no_overflow_no_warning(
         browser, readme_reproduction):
     """On the default run's page: every chart heading sits directly above its own chart, no

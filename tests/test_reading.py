@@ -120,6 +120,7 @@ CORRUPTIONS = [_header_only, _empty, _truncate, _drop_byte, _replace_byte, _dupl
                _latin1]
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(corrupt=st.sampled_from(CORRUPTIONS), data=st.data())
 def test_corrupted_tables_read_or_fail_with_one_input_error(tmp_path, corrupt, data):

@@ -153,6 +153,7 @@ def test_values_of_other_types_are_read_as_written(tmp_path):
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 1000), batch_rows=st.sampled_from([1, 2, 5, 64, 10_000]),
        kind=st.sampled_from(["jsonl", "hive", "csv"]), shuffle=st.booleans())
+@pytest.mark.slow
 def test_any_batch_size_gives_the_same_tensor(tmp_path_factory, seed, batch_rows, kind, shuffle):
     frame = runs_table(seed=seed, n_tasks=4)
     if shuffle:

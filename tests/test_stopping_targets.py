@@ -175,6 +175,7 @@ def test_unusable_targets_name_the_key(bad, key):
         check_target(bad)
 
 
+@pytest.mark.slow
 def test_simultaneous_coverage_at_every_round_with_cells_missing_at_random():
     """400 panels of 600 items with a planted beta and backbone effects; 5% of the cells are
     missing completely at random (about 45% of the items lose one). Every quantity of both
@@ -198,6 +199,7 @@ def test_simultaneous_coverage_at_every_round_with_cells_missing_at_random():
     assert missed.mean() <= 0.1 + 3 * np.sqrt(0.09 / 400)
 
 
+@pytest.mark.slow
 def test_the_replay_decides_exactly_as_stopping_status_on_the_items_drawn():
     from polyjudge.analyses.stopping.replay import drawn_bounds, replay
     from polyjudge.analyses.stopping.replay import replay_target, round_ends

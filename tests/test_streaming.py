@@ -64,6 +64,7 @@ def run_tables(draw):
 @FAST
 @given(frame=run_tables(), batch_rows=st.sampled_from([1, 2, 5, 64]),
        suffix=st.sampled_from([".csv", ".parquet"]))
+@pytest.mark.slow
 def test_streamed_panel_and_r_squared_equal_the_whole_table_ones(tmp_path, frame, batch_rows,
                                                               suffix):
     """Bit-identical tensor and counts, the same validated runs, R^2 to 1e-10."""
@@ -126,6 +127,7 @@ def test_counts_and_first_rows_across_batches(tmp_path):
     assert outcome(streamed, path, 3) == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(corrupt=st.sampled_from(CORRUPTIONS), data=st.data(), batch_rows=st.sampled_from([2, 7, 100]))
 def test_corrupted_tables_stream_exactly_as_they_read(tmp_path, corrupt, data, batch_rows):

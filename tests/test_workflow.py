@@ -306,6 +306,7 @@ def test_run_table_without_framework_column_is_one_run_per_cell(own_runs):
     assert summary["n_runs"] == 55 * 3 * 3
 
 
+@pytest.mark.slow
 def test_analyses_a_panel_cannot_run_are_refused_at_start(tmp_path):
     config = own_data_config(tmp_path)
     config["panels"]["mine"]["analyses"] = ["cbc", "parse_failures", "judge_ls", "external"]
@@ -328,6 +329,7 @@ def test_unknown_panel_kind_is_rejected_by_the_schema(tmp_path):
     assert "spreadsheet" in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_full_default_dag_dry_run(tmp_path):
     """The default config's whole DAG resolves (dry run from the repository)."""
     result = snakemake(tmp_path, "-n", "--configfile", str(REPO / "config" / "config.yaml"),
