@@ -464,7 +464,7 @@ def test_layout_at_1280_px_headings_with_their_charts_no_overflow_no_warning(
         browser, readme_reproduction):
     """On the default run's page: every chart heading sits directly above its own chart, no
     panel is wider than a 1,280 px viewport, no table's text is cut off in its scroll box, no
-    small multiple shows a condition without data, and the console stays quiet."""
+    small multiple or slopegraph facet is drawn without data, and the console stays quiet."""
     page = Opened(browser, readme_reproduction / "results" / "index.html")
     warnings = []
     page.page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else 0)
@@ -489,6 +489,16 @@ def test_layout_at_1280_px_headings_with_their_charts_no_overflow_no_warning(
             }).filter(x => x)""")
             assert pairs and all(below and overlap and gap < 40 for below, overlap, gap in pairs), \
                 (name, pairs)
+            # no facet without data is drawn: one x axis per language of the slopegraph (a
+            # wrapped facet drew a column's axis under the empty 8th cell of M-RewardBench)
+            slope = f"[data-chart='{name}.slopegraph']"
+            if page.page.query_selector(slope):
+                facets = page.page.eval_on_selector_all(
+                    f"{slope} .role-header-label text", "ts => ts.map(t => t.textContent)")
+                axes = page.page.eval_on_selector_all(
+                    f"{slope} .role-axis-label text",
+                    "ts => ts.filter(t => t.textContent === 'raw').length")
+                assert facets and axes == len(facets), (name, facets, axes)
         # the small multiples of LLMBar: each judge's panel has only conditions with data
         page.panel("llmbar")
         spec = page.page.evaluate("() => JSON.parse(document.getElementById('page-data')"

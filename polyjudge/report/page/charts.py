@@ -64,7 +64,7 @@ def slopegraph(cid: str, rankings: pd.DataFrame) -> dict:
     spec = _spec({"facet": {"field": "language", "type": "nominal",
                             "sort": _order(rankings, "language"), "title": None},
                   "columns": 4, "spec": layer,
-                  "resolve": {"scale": {"y": "shared"}}}, data)
+                  "resolve": {"scale": {"y": "shared"}, "axis": {"x": "independent"}}}, data)
     return _chart(cid, "How ranks move from raw to CBC", spec)
 
 
@@ -161,5 +161,5 @@ def small_multiples(cid: str, frame: pd.DataFrame, x: str, y: str, low: str, hig
     charts = [{"title": judge, "transform": [{"filter": {"field": "judge", "equal": judge}}],
                **layer} for judge in judges]
     spec = _spec({"concat": charts, "columns": columns,
-                  "resolve": {"scale": {"y": "shared"}}}, data)
+                  "resolve": {"scale": {"y": "shared"}, "axis": {"x": "independent"}}}, data)
     return _chart(cid, title, spec)
