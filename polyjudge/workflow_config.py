@@ -15,7 +15,7 @@ import copy
 from pathlib import Path
 
 from .analyses.stopping.targets import StopTarget, collection_target
-from .data.config import fill_defaults, panel_problems, unknown_keys
+from .data.config import UNKNOWN_KEYS, fill_defaults, panel_problems, unknown_keys
 from .data.errors import InputError
 from .judges.protocols import missing_items_problem
 from .judges.rounds import check_stop, margin_range
@@ -33,8 +33,7 @@ REFITTING_ANALYSES = ("heldout", "decisions", "task_count", "backbone_subsets",
 RESERVED_CONDITIONS = ("tie_probe", "item_table", "plan", "prompt")
 
 # Each kind of problem: the line above its problems and the line below them (None: none).
-KEYS = ("the config has keys or values the workflow does not know (nothing was run):",
-        "  every key is listed in docs/configuration.md")
+KEYS = UNKNOWN_KEYS
 SCHEMA = ("the config does not match config/schema/config.schema.yaml (nothing was run):", None)
 SETTINGS = ("the config has panel settings no run can use (nothing was run):", None)
 ANALYSES = ("the config asks for analyses these panels cannot run:",

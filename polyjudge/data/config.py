@@ -145,14 +145,16 @@ def _hint(word, choices, what: str = "one of") -> str:
     return f"did you mean '{near}'?" if near else f"{what}: {', '.join(sorted(choices))}"
 
 
+# the heading and last line of the unknown-keys message (also polyjudge.workflow_config's)
+UNKNOWN_KEYS = ("the config has keys or values the workflow does not know (nothing was run):",
+                "  every key is listed in docs/configuration.md")
+
+
 def check_keys(config: dict, schema: dict) -> None:
     """Raise ValueError listing every unknown key of ``config``, with the nearest valid one."""
     problems = unknown_keys(config, schema)
     if problems:
-        raise ValueError("the config has keys or values the workflow does not know (nothing "
-                         "was run):\n"
-                         + "\n".join(problems)
-                         + "\n  every key is listed in docs/configuration.md")
+        raise ValueError("\n".join([UNKNOWN_KEYS[0], *problems, UNKNOWN_KEYS[1]]))
 
 
 def panel_problems(panels: dict) -> list[str]:
