@@ -221,12 +221,17 @@ def fast_tier_estimate() -> float:
     return _tier_seconds["fast"] / FAST_PROCESSES
 
 
+def fast_tier_alone(config) -> bool:
+    """Whether this run is the fast tier alone (-m "not slow"), the run the budget holds for."""
+    return config.getoption("markexpr", "").replace(" ", "") == "notslow"
+
+
 def pytest_sessionfinish(session, exitstatus):
     if hasattr(session.config, "workerinput") or not _tier_tests["fast"]:
         return                                      # an xdist worker: the controller adds up
     session.config._fast_tier = fast_tier_estimate()
-    alone = session.config.getoption("markexpr", "").replace(" ", "") == "notslow"
-    if alone and session.config._fast_tier > FAST_BUDGET and exitstatus == 0:
+    if fast_tier_alone(session.config) and session.config._fast_tier > FAST_BUDGET \
+            and exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -240,7 +245,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             f"slow tier: {slow} tests, {_tier_seconds['slow']:.0f} s")
     over = estimate > FAST_BUDGET
     terminalreporter.write_sep("=", line, red=over, green=not over)
-    if over and config.getoption("markexpr", "").replace(" ", "") == "notslow":
+    if over and fast_tier_alone(config):
         terminalreporter.write_line(
             "the fast tier is over its budget: mark the slowest fast tests slow (pytest "
             "--durations=30 -m 'not slow' lists them) or make them faster", red=True)
