@@ -493,8 +493,8 @@ def test_layout_at_1280_px_headings_with_their_charts_no_overflow_no_warning(
             # wrapped facet drew a column's axis under the empty 8th cell of M-RewardBench)
             slope = f"[data-chart='{name}.slopegraph']"
             if page.page.query_selector(slope):
-                facets = page.page.eval_on_selector_all(
-                    f"{slope} .role-header-label text", "ts => ts.map(t => t.textContent)")
+                facets = page.page.eval_on_selector_all(  # a wrapped facet titles each cell
+                    f"{slope} .cell .role-title-text text", "ts => ts.map(t => t.textContent)")
                 axes = page.page.eval_on_selector_all(
                     f"{slope} .role-axis-label text",
                     "ts => ts.filter(t => t.textContent === 'raw').length")
