@@ -182,18 +182,26 @@ def page_runs(tmp_path_factory) -> dict:
 FIRST, LAST = "test_output_snapshot", ("test_standalone", "test_resources", "test_page_browser")
 
 
-# Fixtures that run snakemake or start servers: a test that uses one is slow (the fast tier runs
-# none of them), and collection stops naming the test that is not marked so.
+# Fixtures that run snakemake or start servers, and markers of tests that need a cluster or a
+# real model: a test that uses one is slow (the fast tier runs none of them), and collection
+# stops naming the test that is not marked so.
 SLOW_FIXTURES = {"readme_reproduction"}
+SLOW_MARKERS = {"slurm", "local_judge"}
+
+
+def _needs_slow_mark(item) -> bool:
+    return item.get_closest_marker("slow") is None and bool(
+        SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+        or any(item.get_closest_marker(m) for m in SLOW_MARKERS))
 
 
 def pytest_collection_modifyitems(config, items):
-    unmarked = [item.nodeid for item in items
-                if SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
-                and item.get_closest_marker("slow") is None]
+    unmarked = [item.nodeid for item in items if _needs_slow_mark(item)]
     if unmarked:
-        raise pytest.UsageError("mark these tests @pytest.mark.slow: they use a fixture that runs "
-                                f"the workflow ({', '.join(sorted(SLOW_FIXTURES))}): {unmarked}")
+        raise pytest.UsageError(
+            "mark these tests @pytest.mark.slow: they use a fixture that runs the workflow "
+            f"({', '.join(sorted(SLOW_FIXTURES))}) or need a cluster or a model "
+            f"({', '.join(sorted(SLOW_MARKERS))}): {unmarked}")
     items.sort(key=lambda item: 0 if item.path.stem == FIRST else 2 if item.path.stem in LAST
                else 1)
 

@@ -29,7 +29,7 @@ UNTIL_SHARDS = ["--until", "cbc", "cmi"]
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) \(log: (\S+)\)")
 RULE_BLOCK = re.compile(r"^(localrule|rule) (\w+):\n(?:    .*\n)*?    jobid: (\d+)$", re.M)
 
-pytestmark = pytest.mark.slurm
+pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 
 
 def slurm(*args, timeout=20):
