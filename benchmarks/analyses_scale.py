@@ -74,7 +74,8 @@ def write_runs(n_tasks: int, path: Path) -> None:
 
 
 def declared_resources(log: Path) -> dict:
-    """benchmark file -> {"rule", "mem_mb", "runtime"} declared, from a snakemake log's job blocks."""
+    """benchmark file -> {"rule", "mem_mb", "runtime"} declared, from a snakemake log's job
+    blocks."""
     declared, job = {}, {}
     for line in log.read_text().splitlines():
         line = line.strip()

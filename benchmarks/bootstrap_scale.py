@@ -1,12 +1,12 @@
 """Time and peak memory of the bootstrap analyses on a large panel, chunked and in one piece.
 
-A synthetic panel of 2,000 tasks x 30 languages x 20 backbones (``polyjudge.analyses.synthetic``) goes
-through the held-out evaluation (every method but Dawid-Skene, which needs run tables; add
-``--dawid-skene`` for the run-level one), the decision agreement and the simultaneous band,
-each with 1,000 replicates: once with the default chunking (``polyjudge.cbc.bootstrap.MEMORY_BUDGET``
-per chunk) and once with all replicates in one chunk. Peak memory is that of the arrays the
-step allocates (``tracemalloc``, which numpy reports to), so the steps can share one process;
-the results of both runs are checked to be identical.
+A synthetic panel of 2,000 tasks x 30 languages x 20 backbones (``polyjudge.analyses.synthetic``)
+goes through the held-out evaluation (every method but Dawid-Skene, which needs run tables; add
+``--dawid-skene`` for the run-level one), the decision agreement and the simultaneous band, each
+with 1,000 replicates: once with the default chunking (``polyjudge.cbc.bootstrap.MEMORY_BUDGET``
+per chunk) and once with all replicates in one chunk. Peak memory is that of the arrays the step
+allocates (``tracemalloc``, which numpy reports to), so the steps can share one process; the
+results of both runs are checked to be identical.
 
     python benchmarks/bootstrap_scale.py [--tasks 2000 --languages 30 --backbones 20]
         [--replicates 1000] [--chunked-only] [--dawid-skene]
@@ -42,7 +42,8 @@ def main(argv=None) -> None:
     parser.add_argument("--backbones", type=int, default=20)
     parser.add_argument("--replicates", type=int, default=1000)
     parser.add_argument("--chunked-only", action="store_true",
-                        help="skip the one-chunk runs (to show the chunked peak at many replicates)")
+                        help="skip the one-chunk runs (to show the chunked peak at many "
+                             "replicates)")
     parser.add_argument("--dawid-skene", action="store_true",
                         help="include run-level Dawid-Skene (2 frameworks; slow at this size)")
     args = parser.parse_args(argv)

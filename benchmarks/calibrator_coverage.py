@@ -65,7 +65,8 @@ def one_panel(seed: int, fit_tasks: int, new_tasks: int, languages: int, backbon
         table = source.rank(new, n_replicates=rank_replicates, level=level, seed=seed)
         truth_rank = table["backbone"].map(alpha.rank(ascending=False, method="min"))
         table["true_rank"] = truth_rank.to_numpy()
-        table["in_interval"] = (table["rank_low"] <= truth_rank) & (truth_rank <= table["rank_high"])
+        table["in_interval"] = ((table["rank_low"] <= truth_rank)
+                                & (truth_rank <= table["rank_high"]))
         table["truly_first"] = truth_rank.to_numpy() == 1
         rankings[label] = table
     table = rankings["band"]
@@ -100,7 +101,8 @@ def coverage_study(n_panels: int = 300, seed: int = 2108, fit_tasks: int = 40,
         "n_panels": n_panels, "level": level,
         "score_interval_per_cell": float(cells.mean()),
         "score_interval_all_cells": float(cells.all(axis=1).mean()),
-        "score_interval_per_run": float(np.concatenate([r["runs_inside"] for r in results]).mean()),
+        "score_interval_per_run": float(
+            np.concatenate([r["runs_inside"] for r in results]).mean()),
         "top_raw_correct": float(np.mean([r["top_raw_correct"] for r in results])),
         "top_cbc_correct": float(np.mean([r["top_cbc_correct"] for r in results])),
     }

@@ -5,11 +5,11 @@ Run: ``python benchmarks/cmi_speed.py [--permutations 500] [--sklearn-permutatio
 Data: devai-shaped synthetic judge scores (55 tasks x 6 backbones = 330 strata of 8 languages
 x 3 frameworks), each task with R in {4, 5, 10, 20} requirements, so scores are multiples of
 100/R that floating point represents exactly and scikit-learn's two distance routines agree
-with ours (see polyjudge.analyses.information). Target: under 5 s for 330 x 500 on 2 cores, and 30x or
-more against a Python loop over strata and permutations calling scikit-learn's
-``_compute_mi_cd`` (timed on the first ``--sklearn-permutations`` permutations of the same
-stream and extrapolated; values compared as ``max(0, ours)``). If the devai run table is
-found, the null on the real data is timed too.
+with ours (see polyjudge.analyses.information). Target: under 5 s for 330 x 500 on 2 cores, and 30x
+or more against a Python loop over strata and permutations calling scikit-learn's
+``_compute_mi_cd`` (timed on the first ``--sklearn-permutations`` permutations of the same stream
+and extrapolated; values compared as ``max(0, ours)``). If the devai run table is found, the null
+on the real data is timed too.
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Scale of the foundation: ingest, tensor and CBC on synthetic run tables of 10^6 to 10^8 runs.
 
-A run table (10 languages x 10 backbones x 50 frameworks = 5,000 runs per task, the additive
-model of polyjudge.analyses.synthetic) is written to Parquet and to CSV in chunks of tasks, never whole in
-memory (not timed). Each (size, format, reader) is then measured in a fresh subprocess, so its
+A run table (10 languages x 10 backbones x 50 frameworks = 5,000 runs per task, the additive model
+of polyjudge.analyses.synthetic) is written to Parquet and to CSV in chunks of tasks, never whole
+in memory (not timed). Each (size, format, reader) is then measured in a fresh subprocess, so its
 peak memory (ru_maxrss, the high-water mark after each step) is its own. The steps are what the
 workflow's ingest and cbc rules do:
 

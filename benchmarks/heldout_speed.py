@@ -1,9 +1,9 @@
 """Speed of the held-out evaluation on the devai panel: all methods x 1,000 replicates.
 
-Compares the vectorised path (``polyjudge.analyses.heldout.heldout_replicates``) with a straightforward
-loop over replicates that calls each method on one replicate and ``scipy.stats.kendalltau``
-for every language pair, and checks that both give the same taus. Dawid-Skene is timed
-separately (run level = protocol, requirement level = the paper's appendix).
+Compares the vectorised path (``polyjudge.analyses.heldout.heldout_replicates``) with a
+straightforward loop over replicates that calls each method on one replicate and
+``scipy.stats.kendalltau`` for every language pair, and checks that both give the same taus.
+Dawid-Skene is timed separately (run level = protocol, requirement level = the paper's appendix).
 
     python benchmarks/heldout_speed.py [--replicates 1000] [--loop-replicates 1000] [--repeats 3]
 
@@ -70,7 +70,8 @@ def loop_taus(panel, methods, n_replicates, seed) -> pd.DataFrame:
     pairs = list(itertools.combinations(range(k), 2))
     rows = []
     for r in range(n_replicates):
-        one = TaskBootstrap(boot.counts[r:r + 1], boot.oob[r:r + 1], boot.row_permutations[r:r + 1])
+        one = TaskBootstrap(boot.counts[r:r + 1], boot.oob[r:r + 1],
+                            boot.row_permutations[r:r + 1])
         ctx = HeldoutContext.build(panel, one, seed)
         for name in methods:
             x = METHODS[name](ctx)[0]

@@ -63,7 +63,8 @@ class Scenario:
         judge = np.linspace(self.judge_gap, -self.judge_gap, m)[None, None, :]
         beta = rng.normal(0, 0.3, (k, m))
         beta = beta - beta.mean(0) - beta.mean(1, keepdims=True) + beta.mean()
-        shared = item + judge + beta + rng.normal(0, 0.3, (n, k, 1)) + rng.normal(0, 0.3, (n, 1, m))
+        shared = (item + judge + beta + rng.normal(0, 0.3, (n, k, 1))
+                  + rng.normal(0, 0.3, (n, 1, m)))
         noise = (rng.standard_t(3, (n, k, m)) * 0.5 if self.kind == "student t3"
                  else rng.normal(0, 0.6, (n, k, m)))
         z = shared + noise
@@ -229,7 +230,8 @@ def main():
     parser.add_argument("--pool", type=int, default=20_000)
     parser.add_argument("--rows", choices=["all", "fast", "retire"], default="all")
     parser.add_argument("--part", default="1/1",
-                        help="I/N: the I-th of N interleaved shares of the rows (to run N at once)")
+                        help="I/N: the I-th of N interleaved shares of the rows "
+                             "(to run N at once)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--markdown", type=Path, default=None,
                         help="print the Markdown table of an earlier run's CSV and stop")

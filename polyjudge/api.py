@@ -4,9 +4,9 @@ A run table is long: one row per judge run, with task, language, backbone, score
 framework (repeated runs of a cell; none means one run per cell) columns, named by the keyword
 arguments. Every function validates it exactly as the workflow's ingest step does
 (:func:`polyjudge.data.io.validate_runs`, :func:`polyjudge.data.io.build_panel`), so bad input
-raises the same :class:`~polyjudge.data.errors.InputError` message, naming ``source`` instead of the
-file. The rule scripts call these functions too, so a notebook and the workflow compute the same
-numbers.
+raises the same :class:`~polyjudge.data.errors.InputError` message, naming ``source`` instead of
+the file. The rule scripts call these functions too, so a notebook and the workflow compute the
+same numbers.
 
 Each function returns a frozen result of :mod:`polyjudge.results` with tidy DataFrames and, where
 the workflow draws a figure, ``plot()`` returning that figure. The run-table keywords are those

@@ -1,5 +1,5 @@
-# Ablations and leave-one-language-out extrapolation (docs/methods.md section 5). Each output is its
-# own target and takes its settings through params, so editing one ablation reruns only it.
+# Ablations and leave-one-language-out extrapolation (docs/methods.md section 5). Each output is
+# its own target and takes its settings through params, so editing one ablation reruns only it.
 
 
 include: "ablations.functions.smk"

@@ -1,7 +1,7 @@
-# Collect: call the judges (Judge-LS protocol and pointwise panels) into the files the analyses read.
-# The call cache lives outside results/ (config `collection.cache_dir`) and is not a rule output,
-# so Snakemake never deletes it: a rerun, a restart after a kill or a changed parser calls no one
-# again for a finished call.
+# Collect: call the judges (Judge-LS protocol and pointwise panels) into the files the analyses
+# read. The call cache lives outside results/ (config `collection.cache_dir`) and is not a rule
+# output, so Snakemake never deletes it: a rerun, a restart after a kill or a changed parser calls
+# no one again for a finished call.
 
 
 include: "collect.functions.smk"

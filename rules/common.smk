@@ -149,7 +149,8 @@ def input_rows(input, names=None):
 
 
 def scaled(base, per_million=0, of=None):
-    """A resource callable: (base + per_million * input_rows(input, of) / 1e6) * margin * attempt."""
+    """A resource callable:
+    (base + per_million * input_rows(input, of) / 1e6) * margin * attempt."""
 
     def request(wildcards, input, attempt):
         rows = input_rows(input, of) if per_million else 0

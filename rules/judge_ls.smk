@@ -1,4 +1,5 @@
-# Judge-LS: language-switching and position invariance of pairwise judges (docs/methods.md section 8).
+# Judge-LS: language-switching and position invariance of pairwise judges (docs/methods.md
+# section 8).
 
 
 include: "judge_ls.functions.smk"

@@ -35,7 +35,8 @@ def main(smk):
         "uncalibrated_pairs": [list(p) for p in pairs],
         "rank_intervals": dict(settings),
         "same_order_after_calibration": bool(
-            rankings[rankings["calibrated"]].groupby("backbone")["rank_cbc"].nunique().le(1).all()),
+            rankings[rankings["calibrated"]].groupby("backbone")["rank_cbc"].nunique()
+            .le(1).all()),
     }
     log.info("%d of %d runs calibrated with %s", summary["n_calibrated"], summary["n_runs"],
              smk.params.source)

@@ -4,8 +4,8 @@ CBC paper, section 5 and appendix D (docs/methods.md section 2). Every method ma
 :class:`HeldoutContext` (the OOB cell means ``M_ev``, the weighted in-bag cell means ``M_tr``, the
 bootstrap, the panel, ...) to one language x backbone matrix per replicate, ``X`` of shape
 ``(R, k, m)``; the held-out score of a replicate is the mean pairwise Kendall tau-b of the rows
-of ``X`` (:func:`polyjudge.cbc.bootstrap.mean_pairwise_tau`). All methods work on the whole replicate
-stack at once.
+of ``X`` (:func:`polyjudge.cbc.bootstrap.mean_pairwise_tau`). All methods work on the whole
+replicate stack at once.
 
 Adding a method: write ``def my_method(ctx: HeldoutContext) -> np.ndarray`` returning
 ``(R, k, m)``, and add one line ``"My method": my_method`` to :data:`METHODS`. A method that needs
@@ -118,7 +118,8 @@ def _rank_bounds(x: np.ndarray, axis: int, tie_rtol: float = 1e-10):
 
     Ranks (1-based) of a tie group run from ``below + 1`` to ``at_most``; values closer than
     ``tie_rtol`` times the largest absolute value along the axis are tied (as in
-    :func:`polyjudge.cbc.bootstrap.pairwise_tau`), so rounding in the cell means cannot split a tie.
+    :func:`polyjudge.cbc.bootstrap.pairwise_tau`), so rounding in the cell means cannot split a
+    tie.
     """
     x = np.moveaxis(x, axis, -1)
     tol = tie_rtol * np.fmax.reduce(np.abs(x), axis=-1, keepdims=True)[..., None]
@@ -252,8 +253,8 @@ def dawid_skene(labels: np.ndarray, fit: np.ndarray, max_iter: int = 25, tol: fl
 
     ``labels`` (I, A) in {0, 1} with NaN = no verdict; ``fit`` (R, I) bool selects each
     replicate's training items (the protocol: the distinct in-bag items, multiplicities
-    unused). Protocol (docs/methods.md section 2): initial posterior = the item's mean verdict clipped
-    to ``[init_clip, 1 - init_clip]``; then repeat at most ``max_iter`` times: M step with
+    unused). Protocol (docs/methods.md section 2): initial posterior = the item's mean verdict
+    clipped to ``[init_clip, 1 - init_clip]``; then repeat at most ``max_iter`` times: M step with
     Laplace smoothing ``smoothing`` (sums over training items and given verdicts),
 
         prior = (sum_i p_i + 1) / (I + 2),

@@ -105,8 +105,9 @@ def three_way_anova(runs: np.ndarray, alpha: float = 0.05) -> ThreeWayAnova:
 
     runs = np.asarray(runs, dtype=float)
     if runs.ndim != 4 or min(runs.shape[:3]) < 2 or runs.shape[3] < 2:
-        raise ValueError("three_way_anova needs a (tasks, languages, backbones, repeats) array with "
-                         f"at least 2 levels per factor and 2 repeats, got shape {runs.shape}")
+        raise ValueError("three_way_anova needs a (tasks, languages, backbones, repeats) array "
+                         "with at least 2 levels per factor and 2 repeats, got shape "
+                         f"{runs.shape}")
     if not np.isfinite(runs).all():
         raise ValueError("three_way_anova needs a balanced panel: every run finite")
     if not 0 < alpha < 1:

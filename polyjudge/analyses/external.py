@@ -234,11 +234,12 @@ def judge_aware_btl(panel: Panel, item_weights=None) -> JudgeAwareBTL:
 
 
 def btl_heldout_matrix(ctx) -> np.ndarray:
-    """Held-out method for :func:`polyjudge.analyses.heldout.heldout_replicates` (name -> function map).
+    """Held-out method for :func:`polyjudge.analyses.heldout.heldout_replicates`
+    (name -> function map).
 
-    ``ctx`` is a :class:`polyjudge.analyses.baselines.HeldoutContext`; the BTL is fitted per replicate
-    and language on the out-of-bag items only (it uses no in-bag data) and its strengths are
-    the ``(R, k, m)`` matrix that the mean pairwise tau scores.
+    ``ctx`` is a :class:`polyjudge.analyses.baselines.HeldoutContext`; the BTL is fitted per
+    replicate and language on the out-of-bag items only (it uses no in-bag data) and its strengths
+    are the ``(R, k, m)`` matrix that the mean pairwise tau scores.
     """
     return judge_aware_btl(ctx.panel, ctx.bootstrap.oob).strengths
 
@@ -246,11 +247,11 @@ def btl_heldout_matrix(ctx) -> np.ndarray:
 def btl_heldout_tau(panel: Panel, n_replicates: int = 1000, seed: int = 7) -> np.ndarray:
     """Held-out tau of the judge-aware BTL comparator, one value per bootstrap replicate.
 
-    The draws are those of :func:`polyjudge.analyses.heldout.heldout_replicates` (``default_rng(seed)``,
-    random-control permutations interleaved), so replicate r pairs with Raw / CBC replicate r.
-    Per replicate and language the BTL is fitted on the out-of-bag items; the replicate's score
-    is the mean pairwise Kendall tau-b of the strengths over language pairs. Published 0.405
-    [0.352, 0.467] on M-RewardBench (1,000 replicates, seed 7).
+    The draws are those of :func:`polyjudge.analyses.heldout.heldout_replicates`
+    (``default_rng(seed)``, random-control permutations interleaved), so replicate r pairs with
+    Raw / CBC replicate r. Per replicate and language the BTL is fitted on the out-of-bag items;
+    the replicate's score is the mean pairwise Kendall tau-b of the strengths over language pairs.
+    Published 0.405 [0.352, 0.467] on M-RewardBench (1,000 replicates, seed 7).
     """
     n, k, m = panel.shape
     boot = task_bootstrap(n, n_replicates, np.random.default_rng(seed), row_permutations=(k, m))

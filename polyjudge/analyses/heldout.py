@@ -3,8 +3,9 @@
 CBC paper, section 5 (docs/methods.md sections 2 and 3). Each replicate of a task bootstrap fits a
 method on the in-bag tasks and scores it on the out-of-bag tasks by the mean pairwise Kendall
 tau-b across languages (:mod:`polyjudge.cbc.bootstrap`); the methods are those of
-:data:`polyjudge.analyses.baselines.METHODS`. Published DevAI values (1,000 replicates, seed 7): Raw 0.650
-[0.610, 0.714], CBC 0.902 [0.795, 0.968]; decisions (seed 307): CBC 100%, Raw 68.5%, regret 3.23.
+:data:`polyjudge.analyses.baselines.METHODS`. Published DevAI values (1,000 replicates, seed 7):
+Raw 0.650 [0.610, 0.714], CBC 0.902 [0.795, 0.968]; decisions (seed 307): CBC 100%, Raw 68.5%,
+regret 3.23.
 """
 from __future__ import annotations
 
@@ -111,8 +112,8 @@ def heldout_replicates(panel: Panel, methods=None, n_replicates: int = 1000, see
     ``tau`` is NaN in a replicate where no language pair is defined (e.g. all rows constant).
 
     Replicates are processed in chunks of ``chunk_size`` (default: as many as fit
-    :data:`polyjudge.cbc.bootstrap.MEMORY_BUDGET`), drawn in order from the one stream, so memory is
-    bounded whatever ``n_replicates`` and the result does not depend on the chunk size.
+    :data:`polyjudge.cbc.bootstrap.MEMORY_BUDGET`), drawn in order from the one stream, so memory
+    is bounded whatever ``n_replicates`` and the result does not depend on the chunk size.
     """
     _check_panel(panel)
     n, k, m = panel.shape

@@ -177,7 +177,8 @@ def human_anchor_agreement(panel: Panel, beta: np.ndarray, sample: pd.DataFrame,
         "by_language": [
             {"language": panel.languages[l], "n_items": int((il == l).sum()),
              "beta_row_mean": float(np.mean(np.asarray(beta, dtype=float)[l])),
-             **{f"agreement_{key}": float(value[il == l].mean()) for key, value in correct.items()}}
+             **{f"agreement_{key}": float(value[il == l].mean())
+                for key, value in correct.items()}}
             for l in np.unique(il)],
     })
     out["explanation"] = (

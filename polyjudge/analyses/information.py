@@ -63,7 +63,8 @@ def _check_mi_inputs(scores, labels, k, convention) -> tuple[np.ndarray, np.ndar
     try:
         np.broadcast_shapes(scores.shape, labels.shape)
     except ValueError:
-        raise ValueError(f"scores {scores.shape} and labels {labels.shape} do not broadcast") from None
+        raise ValueError(f"scores {scores.shape} and labels {labels.shape} do not "
+                         "broadcast") from None
     return scores, labels
 
 
@@ -253,7 +254,8 @@ class _StrataBlock:
         self.base = (np.arange(n_strata) * self.width * self.width)[:, None]
 
     def m(self, point: np.ndarray) -> np.ndarray:
-        """m_i at every position ``(b, Sb, N)`` of the permutations ``point`` (point at position)."""
+        """m_i at every position ``(b, Sb, N)`` of the permutations ``point`` (point at
+        position)."""
         n_points = point.shape[-1]
         rank = np.take_along_axis(np.broadcast_to(self.rank, point.shape), point, axis=-1)
         key = np.sort((self.group_key + rank) * n_points + np.arange(n_points), axis=-1)
@@ -299,8 +301,8 @@ def cmi_null(scores, labels, k: int = 2, convention: str = "protocol",
     if scores.ndim != 2:
         raise ValueError(f"scores must be (strata, points), got shape {scores.shape}")
     for name, value in (("n_permutations", n_permutations), ("chunk", chunk), ("block", block)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
-                                  or value < 1):
+        if value is not None and (isinstance(value, bool)
+                                  or not isinstance(value, (int, np.integer)) or value < 1):
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     labels = np.broadcast_to(labels, scores.shape)
     n_strata, n_points = scores.shape

@@ -51,14 +51,16 @@ def _check_values(values) -> np.ndarray:
     """A ``(..., n, k, m)`` float array with NaN for missing and every (l, b) cell observed."""
     values = np.asarray(values, dtype=float)
     if values.ndim < 3:
-        raise ValueError(f"values must be (..., tasks, languages, backbones), got shape {values.shape}")
+        raise ValueError("values must be (..., tasks, languages, backbones), got shape "
+                         f"{values.shape}")
     if np.isinf(values).any():
         raise ValueError("values contain +-inf; missing cells must be NaN")
     empty = ~np.isfinite(values).any(axis=-3)
     if empty.any():
         cells = sorted({(int(l), int(b)) for l, b in zip(*np.nonzero(empty)[-2:])})
-        raise ValueError(f"language x backbone cell(s) (language, backbone index) {cells[:5]} have no "
-                         "observed task; beta is not identified there (drop that language or backbone)")
+        raise ValueError(f"language x backbone cell(s) (language, backbone index) {cells[:5]} "
+                         "have no observed task; beta is not identified there (drop that "
+                         "language or backbone)")
     return values
 
 
@@ -332,7 +334,8 @@ def runs_treating_empty_as_missing(requirements: pd.DataFrame, source="requireme
                             "a response status per requirement verdict to tell empty responses")
     io.runs_from_requirements(requirements, source)  # validates the whole table
     answered = requirements[requirements["response_status"].astype(str) != empty_status]
-    runs = io.runs_from_requirements(answered, source).rename(columns={"n_requirements": "n_answered"})
+    runs = (io.runs_from_requirements(answered, source)
+            .rename(columns={"n_requirements": "n_answered"}))
     totals = requirements.groupby(io.RUN_KEYS, sort=False).size().rename("n_requirements")
     runs = runs.merge(totals.reset_index(), on=io.RUN_KEYS, how="left")
     return runs[io.RUN_KEYS + ["n_requirements", "n_answered", "n_satisfied", "score"]]
@@ -367,8 +370,8 @@ def parse_failure_effect(requirements: pd.DataFrame, languages=None, backbones=N
     share = empty.groupby([requirements["language"].astype(str),
                            requirements["backbone"].astype(str)]).mean()
     frame = stored.matrix_frame(fit_stored.beta, "beta_stored")
-    frame.insert(2, "share_empty", share.reindex(pd.MultiIndex.from_frame(frame[["language",
-                                                                                 "backbone"]])).to_numpy())
+    cells = pd.MultiIndex.from_frame(frame[["language", "backbone"]])
+    frame.insert(2, "share_empty", share.reindex(cells).to_numpy())
     frame.insert(3, "n_missing_tasks", (~np.isfinite(missing.values)).sum(axis=0).ravel())
     frame["beta_missing"] = fit_missing.beta.ravel()
     frame["difference"] = frame["beta_stored"] - frame["beta_missing"]

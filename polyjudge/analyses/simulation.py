@@ -1,7 +1,7 @@
 """Simulation study of CBC on the synthetic additive-model panels (docs/methods.md 10.5).
 
-For each scenario of a grid (panel sizes, noise, task x language effects, three-way effects),
-many panels of the model of :mod:`polyjudge.analyses.synthetic` are drawn and CBC is fitted on each:
+For each scenario of a grid (panel sizes, noise, task x language effects, three-way effects), many
+panels of the model of :mod:`polyjudge.analyses.synthetic` are drawn and CBC is fitted on each:
 
 * bias and RMSE of ``beta_hat - beta_true`` over all cells and panels;
 * coverage of the Gaussian union radius (total-SD and residual-SD sigma) and of the task-bootstrap
@@ -15,10 +15,11 @@ many panels of the model of :mod:`polyjudge.analyses.synthetic` are drawn and CB
 
 Everything is stacked over panels, not looped: a block of ``P`` panels is one ``(P, n, k, m, F)``
 run array, the band's task bootstraps one ``(P, R, n)`` weight array and its cell means one
-batched matrix product, exactly as :mod:`polyjudge.analyses.heldout` stacks its replicates. The formulas
-are those of :func:`polyjudge.cbc.band.bootstrap_band`, :func:`polyjudge.cbc.estimator.residual_sd`
-and :func:`polyjudge.analyses.diagnostics.three_way_anova`, applied along a leading panel axis (the tests
-check each against them panel by panel). Memory is bounded by the block size.
+batched matrix product, exactly as :mod:`polyjudge.analyses.heldout` stacks its replicates. The
+formulas are those of :func:`polyjudge.cbc.band.bootstrap_band`,
+:func:`polyjudge.cbc.estimator.residual_sd` and
+:func:`polyjudge.analyses.diagnostics.three_way_anova`, applied along a leading panel axis (the
+tests check each against them panel by panel). Memory is bounded by the block size.
 """
 from __future__ import annotations
 
@@ -49,11 +50,11 @@ def draw_panels(seed, n_panels: int, settings: dict) -> dict:
     """``n_panels`` panels of the additive model, stacked: ``runs`` ``(P, n, k, m, F)``, the
     planted ``beta`` ``(P, k, m)`` and ``alpha`` ``(P, m)``.
 
-    ``settings``: the keyword arguments of :func:`polyjudge.analyses.synthetic.simulate_panel` (without
-    the seed; missing cells are not supported: the band needs complete panels). ``seed``
+    ``settings``: the keyword arguments of :func:`polyjudge.analyses.synthetic.simulate_panel`
+    (without the seed; missing cells are not supported: the band needs complete panels). ``seed``
     (anything ``SeedSequence`` takes) spawns one stream per model component, as
-    :func:`~polyjudge.analyses.synthetic.simulate_panel` does, and every component is drawn for all panels
-    at once with a leading panel axis; so with ``n_panels=1`` this is exactly
+    :func:`~polyjudge.analyses.synthetic.simulate_panel` does, and every component is drawn for all
+    panels at once with a leading panel axis; so with ``n_panels=1`` this is exactly
     ``simulate_panel(seed, **settings)``.
     """
     s = _check_settings({"seed": 0, "n_tasks": 55, "n_languages": 8, "n_backbones": 6,
@@ -205,7 +206,8 @@ def simulate_scenario(name: str, settings: dict, n_panels: int, seed,
     panels (:func:`draw_panels`), the next one the ``band_replicates`` task bootstraps of each.
     """
     if band_replicates < 100:
-        raise ValueError(f"use at least 100 bootstrap replicates for a band, got {band_replicates}")
+        raise ValueError("use at least 100 bootstrap replicates for a band, got "
+                         f"{band_replicates}")
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
     parts = []

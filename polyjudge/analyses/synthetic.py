@@ -2,7 +2,8 @@
 
 The additive model behind CBC (CBC paper, section 3; docs/methods.md section 1), one score per run:
 
-    S[t, l, b, f] = mean + mu(t) + alpha(b) + beta(l, b) + gamma(t, l) + delta(t, l, b) + e[t, l, b, f]
+    S[t, l, b, f] = mean + mu(t) + alpha(b) + beta(l, b) + gamma(t, l) + delta(t, l, b)
+                    + e[t, l, b, f]
 
 with independent Gaussian components: task difficulty ``mu``, backbone leniency ``alpha``, the
 interaction ``beta`` that CBC estimates (planted double-centred: every row and column sums to 0),
@@ -97,8 +98,8 @@ def simulate_panel(seed: int, *, n_tasks: int = 55, n_languages: int = 8, n_back
         interaction_sd=interaction_sd, task_language_sd=task_language_sd,
         three_way_sd=three_way_sd, noise_sd=noise_sd, missing_fraction=missing_fraction,
         requirements_per_task=requirements_per_task, clip=clip))
-    streams = dict(zip(COMPONENTS, map(np.random.default_rng,
-                                       np.random.SeedSequence(settings["seed"]).spawn(len(COMPONENTS)))))
+    seeds = np.random.SeedSequence(settings["seed"]).spawn(len(COMPONENTS))
+    streams = dict(zip(COMPONENTS, map(np.random.default_rng, seeds)))
     shape = (settings["n_tasks"], settings["n_languages"], settings["n_backbones"],
              settings["n_frameworks"])
     labels = dict(zip(AXES, (axis_labels("t", shape[0], 2), axis_labels("L", shape[1]),
@@ -118,7 +119,8 @@ def simulate_panel(seed: int, *, n_tasks: int = 55, n_languages: int = 8, n_back
 
     n_cells = int(np.prod(shape[:3]))
     present = np.ones(n_cells, dtype=bool)
-    present[streams["missing"].choice(n_cells, round(missing_fraction * n_cells), replace=False)] = False
+    present[streams["missing"].choice(n_cells, round(missing_fraction * n_cells),
+                                      replace=False)] = False
     keep = slice(None) if present.all() else \
         np.broadcast_to(present.reshape(shape[:3])[..., None], shape).ravel()
     codes = {axis: _axis_codes(shape, i)[keep] for i, axis in enumerate(AXES)}
@@ -136,7 +138,8 @@ def simulate_panel(seed: int, *, n_tasks: int = 55, n_languages: int = 8, n_back
     truth = {
         "beta": pd.DataFrame(beta, index=pd.Index(labels["language"], name="language"),
                              columns=pd.Index(labels["backbone"], name="backbone")),
-        "alpha": pd.Series(alpha, index=pd.Index(labels["backbone"], name="backbone"), name="alpha"),
+        "alpha": pd.Series(alpha, index=pd.Index(labels["backbone"], name="backbone"),
+                           name="alpha"),
         "mu": pd.Series(mu, index=pd.Index(labels["task"], name="task"), name="mu"),
         "gamma": pd.DataFrame(gamma, index=pd.Index(labels["task"], name="task"),
                               columns=pd.Index(labels["language"], name="language")),
@@ -174,8 +177,8 @@ def _requirement_verdicts(codes: dict, labels: dict, score: np.ndarray, n_requir
 
 
 def _is_number(value) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) \
-        and bool(np.isfinite(value))
+    return (isinstance(value, (int, float, np.integer, np.floating))
+            and not isinstance(value, bool) and bool(np.isfinite(value)))
 
 
 def _check_settings(settings: dict) -> dict:
@@ -192,7 +195,8 @@ def _check_settings(settings: dict) -> dict:
         value = settings[name]
         if not _is_number(value) or (name != "mean" and value < 0):
             bound = "" if name == "mean" else " >= 0"
-            raise ValueError(f"synthetic panel: {name} must be a finite number{bound}, got {value!r}")
+            raise ValueError(f"synthetic panel: {name} must be a finite number{bound}, "
+                             f"got {value!r}")
         settings[name] = float(value)
     fraction = settings["missing_fraction"]
     if not _is_number(fraction) or not 0.0 <= fraction < 1.0:

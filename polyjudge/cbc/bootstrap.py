@@ -66,7 +66,8 @@ def task_bootstrap(n_tasks: int, n_replicates: int, rng,
     (R, n))`` call, which is the same stream as the per-replicate ``choice``.
     """
     if n_tasks < 2 or n_replicates < 1:
-        raise ValueError(f"need at least 2 tasks and 1 replicate, got {n_tasks} and {n_replicates}")
+        raise ValueError(f"need at least 2 tasks and 1 replicate, got {n_tasks} and "
+                         f"{n_replicates}")
     rng = np.random.default_rng(rng)
     perms = None
     if row_permutations is None:

@@ -145,7 +145,8 @@ def fit_cbc(panel: Panel) -> CBCResult:
 
 
 def rankings_frame(panel: Panel, result: CBCResult) -> pd.DataFrame:
-    """Output contract ``rankings.csv``: language, backbone, mean_raw, mean_cbc, rank_raw, rank_cbc."""
+    """Output contract ``rankings.csv``: language, backbone, mean_raw, mean_cbc, rank_raw,
+    rank_cbc."""
     frame = panel.matrix_frame(result.cell_means, "mean_raw")
     frame["mean_cbc"] = result.calibrated.ravel()
     frame["rank_raw"] = result.rank_raw.ravel()
@@ -206,7 +207,8 @@ FULL_TERMS = TWO_WAY_TERMS + [("task", "language")]
 def r_squared_from_stats(n_tlb, sum_tlb, n_tlf, n_lbf, sum_f, sum_sq: float, shift: float,
                          spread: tuple[float, float], full: bool, tol: float = 1e-10,
                          max_sweeps: int = 10_000) -> float:
-    """R^2 of :data:`TWO_WAY_TERMS` (``full=False``) or :data:`FULL_TERMS` from sufficient statistics.
+    """R^2 of :data:`TWO_WAY_TERMS` (``full=False``) or :data:`FULL_TERMS` from sufficient
+    statistics.
 
     Same least squares as :func:`ols_r_squared`, without the rows. The two-way model spans
     task + framework + backbone:language (its language and backbone blocks lie in the

@@ -46,8 +46,8 @@ def read_manifest(manifest) -> dict[str, str]:
 
 
 def verify(path) -> None:
-    """Raise :class:`~polyjudge.data.errors.InputError` if ``path`` is listed in its manifest with another
-    digest; do nothing for a file no manifest lists."""
+    """Raise :class:`~polyjudge.data.errors.InputError` if ``path`` is listed in its manifest
+    with another digest; do nothing for a file no manifest lists."""
     manifest = find_manifest(path)
     if manifest is None:
         return

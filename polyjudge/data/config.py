@@ -3,9 +3,9 @@
 A user's config (``--configfile`` / ``--config``) is completed from ``config/config.yaml`` by
 :func:`fill_defaults`: every setting left out comes from the defaults, but collections (``panels``,
 simulation ``scenarios``, requirement ``groups``, ...) are replaced as a whole, so a user's panels
-are the only panels. :func:`unknown_keys` finds keys the JSON schema does not declare, at any level,
-with the nearest valid key, so a typo (``analysis`` for ``analyses``) stops the run before anything
-is computed instead of being silently ignored.
+are the only panels. :func:`unknown_keys` finds keys the JSON schema does not declare, at any
+level, with the nearest valid key, so a typo (``analysis`` for ``analyses``) stops the run before
+anything is computed instead of being silently ignored.
 """
 from __future__ import annotations
 

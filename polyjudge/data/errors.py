@@ -71,7 +71,8 @@ def messages_for(interface: str, keep: bool = False):
 
 
 def reads_files() -> bool:
-    """Row numbers in messages are file rows (workflow, console script), not a DataFrame's index."""
+    """Row numbers in messages are file rows (workflow, console script), not a DataFrame's
+    index."""
     return _current() != "api"
 
 

@@ -17,7 +17,8 @@ def spreadsheet_error(path) -> InputError:
     """Excel and other workbooks are not read (a workbook has sheets, merged cells and
     formatted numbers; a table has one header and rows): say how to export one sheet."""
     suffix = Path(path).suffix.lower()
-    kind = f"({suffix})" if suffix in SPREADSHEET_SUFFIXES else "(an Excel file, whatever its name)"
+    kind = (f"({suffix})" if suffix in SPREADSHEET_SUFFIXES
+            else "(an Excel file, whatever its name)")
     return InputError(path, f"is a spreadsheet workbook {kind}, which polyjudge does not read",
                       "a CSV, Parquet or JSON Lines table: export the sheet as CSV (Excel: File "
                       "> Save As > 'CSV UTF-8 (Comma delimited) (*.csv)'; LibreOffice: Save As "

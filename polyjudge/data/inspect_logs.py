@@ -55,7 +55,8 @@ INSPECT_KEYS = ("inspect", "scorer", "verdict_scorer", "grader_role", "epoch",
                 *RUN_FIELDS, *VERDICT_FIELDS)
 """Keys of an Inspect source mapping in the config: ``inspect`` (the logs) and the keywords of
 :func:`read_inspect_logs`."""
-INSTALL = 'pip install "inspect-ai==0.3.285" (or, in the polyjudge clone, pip install -e ".[inspect]")'
+INSTALL = ('pip install "inspect-ai==0.3.285" (or, in the polyjudge clone, '
+           'pip install -e ".[inspect]")')
 LOG_SUFFIXES = (".eval", ".json")
 BOOKKEEPING = {"logs.json", "eval-set.json"}
 """JSON files Inspect writes beside the logs of an eval set (not logs)."""
@@ -131,16 +132,16 @@ def read_inspect_logs(inspect, *, scorer: str | None = None, verdict_scorer: str
     order, verdict, gold).
 
     ``inspect``: the logs: a log file (``.eval`` or ``.json``, any name), a folder of logs, a
-    glob, or a list of those (relative to ``base_dir``). Each column comes from a field (module docstring:
-    ``id``, ``epoch``, ``target``, ``task_name``, ``model``, ``grader``, ``metadata.<key>``,
-    ``task_arg.<name>``, ``=<text>``). ``scorer``: the scorer whose value is the score (default:
-    the only scorer in the logs); values become numbers with Inspect's ``value_to_float``
-    (C / P / I / N -> 1 / 0.5 / 0 / 0, yes / no, numeric text), any other value is refused.
-    ``verdict_scorer``: the scorer whose value is the preferred answer (A / B / Tie, as shown).
-    ``epoch``: keep only that epoch (a verdict table takes one epoch). ``missing``: a sample that
-    errored or has no value of the scorer stops the reading (``"error"``, naming the samples) or
-    gives a missing score / an unparseable verdict (``"omit"``). ``table``: ``"runs"`` or
-    ``"verdicts"`` when the caller knows which it needs (the workflow), so a source that names
+    glob, or a list of those (relative to ``base_dir``). Each column comes from a field (module
+    docstring: ``id``, ``epoch``, ``target``, ``task_name``, ``model``, ``grader``,
+    ``metadata.<key>``, ``task_arg.<name>``, ``=<text>``). ``scorer``: the scorer whose value is
+    the score (default: the only scorer in the logs); values become numbers with Inspect's
+    ``value_to_float`` (C / P / I / N -> 1 / 0.5 / 0 / 0, yes / no, numeric text), any other value
+    is refused. ``verdict_scorer``: the scorer whose value is the preferred answer (A / B / Tie, as
+    shown). ``epoch``: keep only that epoch (a verdict table takes one epoch). ``missing``: a
+    sample that errored or has no value of the scorer stops the reading (``"error"``, naming the
+    samples) or gives a missing score / an unparseable verdict (``"omit"``). ``table``: ``"runs"``
+    or ``"verdicts"`` when the caller knows which it needs (the workflow), so a source that names
     the wrong scorer key says so; default: verdicts exactly when ``verdict_scorer`` is given.
 
     Raises :class:`~polyjudge.data.errors.InputError` naming the file and samples for: a missing
@@ -172,7 +173,8 @@ def read_inspect_logs(inspect, *, scorer: str | None = None, verdict_scorer: str
     source = (", ".join(map(str, files)) if len(files) <= 3
               else f"{files[0].parent} ({len(files)} logs)")
     samples = pd.concat([_read_log(path, header, read_log, read_summaries, fields, grader_role,
-                                   missing) for path, header in _headers(files, read_log, version)],
+                                   missing)
+                         for path, header in _headers(files, read_log, version)],
                         ignore_index=True)
     if epoch is not None:
         samples = samples[samples["epoch"] == str(epoch)].reset_index(drop=True)

@@ -423,7 +423,8 @@ def load_preference_margins(files: dict, source_dir, columns: dict | None = None
             raise InputError(path, "non-numeric chosen/rejected score(s)", "numbers or empty",
                              file_rows(frame, bad))
         frames.append(pd.DataFrame({
-            "task": frame[names["item"]].astype(str), "language": frame[names["language"]].astype(str),
+            "task": frame[names["item"]].astype(str),
+            "language": frame[names["language"]].astype(str),
             "backbone": str(evaluator), "framework": "single", "score": chosen - rejected,
             "stratum": frame[names["subset"]].astype(str)}))
     return pd.concat(frames, ignore_index=True)

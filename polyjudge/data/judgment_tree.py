@@ -1,9 +1,9 @@
 """Flattening the upstream Agent-as-a-Judge judgment tree into a requirement table.
 
-The DevAI panel of the CBC paper (docs/methods.md section 0) was judged with Agent-as-a-Judge, which
-writes one JSON per run under
+The DevAI panel of the CBC paper (docs/methods.md section 0) was judged with Agent-as-a-Judge,
+which writes one JSON per run, at this path under the folder ``<root>``:
 
-    <root>/<backbone>/<Language>/<Framework>/judgment/<Framework>/agent_as_a_judge/gray_box/<task>.json
+    <backbone>/<Language>/<Framework>/judgment/<Framework>/agent_as_a_judge/gray_box/<task>.json
 
 Each file holds the task's ``requirements`` (``requirement_id``, ``category``, ...) and the judge's
 ``judge_stats``: one verdict per requirement with ``requirement_index`` (its position in
@@ -22,10 +22,11 @@ import pandas as pd
 from .checksums import verify as verify_checksum
 from .errors import InputError
 
-LAYOUT = "<backbone>/<Language>/<Framework>/judgment/<Framework>/agent_as_a_judge/gray_box/<task>.json"
+LAYOUT = ("<backbone>/<Language>/<Framework>/judgment/<Framework>/agent_as_a_judge/gray_box/"
+          "<task>.json")
 COLUMNS = ["backbone", "language", "framework", "task", "requirement_index", "requirement_id",
-           "category", "satisfied", "input_tokens", "output_tokens", "inference_time", "total_time",
-           "response_status", "reason_chars"]
+           "category", "satisfied", "input_tokens", "output_tokens", "inference_time",
+           "total_time", "response_status", "reason_chars"]
 SORT_KEYS = ["backbone", "language", "framework", "task", "requirement_index"]
 SATISFIED_TAG = "<SATISFIED>"
 UNSATISFIED_TAG = "<UNSATISFIED>"
@@ -86,7 +87,8 @@ def _run_labels(path: Path, root: Path) -> dict:
 
 def _require(mapping, keys, path: Path, where: str) -> None:
     if not isinstance(mapping, dict):
-        raise InputError(path, f"{where} is a {type(mapping).__name__}", f"a JSON object at {where}")
+        raise InputError(path, f"{where} is a {type(mapping).__name__}",
+                         f"a JSON object at {where}")
     missing = [k for k in keys if k not in mapping]
     if missing:
         raise InputError(path, f"{where} lacks key(s) {missing}", f"keys {list(keys)} at {where}")
@@ -122,16 +124,20 @@ def _flatten_judgment_file(path: Path, root: Path) -> list[dict]:
     indices = []
     for i, verdict in enumerate(verdicts):
         where = f"judge_stats[{i}]"
-        _require(verdict, ["requirement_index", "satisfied", "total_time", "llm_stats"], path, where)
-        _require(verdict["llm_stats"], ["input_tokens", "output_tokens", "inference_time", "reason"],
-                 path, f"{where}.llm_stats")
+        _require(verdict, ["requirement_index", "satisfied", "total_time", "llm_stats"],
+                 path, where)
+        _require(verdict["llm_stats"],
+                 ["input_tokens", "output_tokens", "inference_time", "reason"], path,
+                 f"{where}.llm_stats")
         if not isinstance(verdict["satisfied"], bool):
-            raise InputError(path, f"{where}.satisfied is {verdict['satisfied']!r}", "true or false")
+            raise InputError(path, f"{where}.satisfied is {verdict['satisfied']!r}",
+                             "true or false")
         stats = verdict["llm_stats"]
         for key, value, kinds in [("requirement_index", verdict["requirement_index"], int),
                                   ("llm_stats.input_tokens", stats["input_tokens"], int),
                                   ("llm_stats.output_tokens", stats["output_tokens"], int),
-                                  ("llm_stats.inference_time", stats["inference_time"], (int, float)),
+                                  ("llm_stats.inference_time", stats["inference_time"],
+                                   (int, float)),
                                   ("total_time", verdict["total_time"], (int, float))]:
             if isinstance(value, bool) or not isinstance(value, kinds):
                 raise InputError(path, f"{where}.{key} is {value!r:.60}",

@@ -51,7 +51,8 @@ class Panel:
     def matrix_frame(self, matrix: np.ndarray, name: str) -> pd.DataFrame:
         """A tidy (language, backbone, name) frame of a language x backbone matrix."""
         lang, bb = np.meshgrid(self.languages, self.backbones, indexing="ij")
-        return pd.DataFrame({"language": lang.ravel(), "backbone": bb.ravel(), name: matrix.ravel()})
+        return pd.DataFrame({"language": lang.ravel(), "backbone": bb.ravel(),
+                             name: matrix.ravel()})
 
     def subset(self, tasks=None, languages=None, backbones=None) -> "Panel":
         """A panel restricted to index arrays along each axis (None keeps the axis)."""

@@ -345,7 +345,7 @@ def _locator(spans: tuple):
     return locate
 
 
-# --- what the workflow and the API call -----------------------------------------------------------
+# --- what the workflow and the API call ----------------------------------------------------------
 
 def source_inputs(value, base_dir=None) -> str | list[str]:
     """The files of a source for Snakemake's inputs: one path for a single CSV or Parquet file
@@ -377,7 +377,8 @@ def read_source(value, files, mapping: dict | None = None, *, fields=RUN_FIELDS,
 
 def scan_source(value, files, mapping: dict | None = None, *, score_range=(0.0, 100.0),
                 missing: str = "error", runs_out=None, batch_rows: int = BATCH_ROWS):
-    """Stream a run-table source through the checks: :class:`~polyjudge.data.streaming.RunStats`."""
+    """Stream a run-table source through the checks:
+    :class:`~polyjudge.data.streaming.RunStats`."""
     if is_inspect(value):
         frame = read_source(value, files, mapping, missing=missing, table="runs")
         frame = frame.reset_index(drop=True)

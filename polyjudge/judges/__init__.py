@@ -2,8 +2,9 @@
 and provider batch jobs, the cost plan, and the Judge-LS and pointwise collections built on them.
 
 Arrows run one way: ``protocols`` uses the runner and produces tables in the formats the
-analyses read (``polyjudge.analyses.judge_ls``, ``polyjudge.data.io``); nothing in the analyses knows an endpoint
-exists. Only :mod:`.runner`, :mod:`.batch` and :mod:`.sending` await anything; the rest is pure and tested without a server.
+analyses read (``polyjudge.analyses.judge_ls``, ``polyjudge.data.io``); nothing in the analyses
+knows an endpoint exists. Only :mod:`.runner`, :mod:`.batch` and :mod:`.sending` await anything;
+the rest is pure and tested without a server.
 """
 from .cache import CallCache, call_key
 from .endpoints import Endpoint, endpoints_from_config

@@ -201,8 +201,8 @@ class _Run:
             at_provider = (f"; batch(es) {running_ids} go on at the provider and the next run "
                            "re-attaches to them (nothing is submitted twice)" if running else "")
             raise Stopped(f"{self.label}: stopped ({self.stop.describe()}) with "
-                          f"{len(left)} of {len(self.calls)} calls not made{at_provider}; finished "
-                          "calls are cached: rerun to continue where it stopped")
+                          f"{len(left)} of {len(self.calls)} calls not made{at_provider}; "
+                          "finished calls are cached: rerun to continue where it stopped")
         return [self.results[c.key] for c in self.calls]
 
     # --- steps ------------------------------------------------------------------------------

@@ -7,10 +7,10 @@ A format is declared next to its prompt (``answer:`` in the prompt file). Kinds:
 * ``integer``: an integer in ``[minimum, maximum]`` (1-5 rubric scores).
 
 The value is read from the JSON object in the reply (``json_key``) when there is one (structured
-output), else from the last match of ``pattern`` (its first group that matched, else the whole match). Anything else is a
-``parse_failure``: never a tie, never a wrong answer (Inspect AI's "unscored"; RewardBench's silent
-0.5 is the bug we avoid). Parsing is pure, so stored raw replies are re-parsed whenever the format
-changes, without calling anyone.
+output), else from the last match of ``pattern`` (its first group that matched, else the whole
+match). Anything else is a ``parse_failure``: never a tie, never a wrong answer (Inspect AI's
+"unscored"; RewardBench's silent 0.5 is the bug we avoid). Parsing is pure, so stored raw replies
+are re-parsed whenever the format changes, without calling anyone.
 """
 from __future__ import annotations
 
@@ -65,7 +65,8 @@ class AnswerFormat:
 
 
 def _json_value(text: str, key: str):
-    """``obj[key]`` of the JSON object in ``text`` (whole reply, fenced, or embedded), else None."""
+    """``obj[key]`` of the JSON object in ``text`` (whole reply, fenced, or embedded),
+    else None."""
     stripped = _FENCE.sub("", text.strip())
     for candidate in (stripped, *(m.group(0) for m in [_JSON_OBJECT.search(stripped)] if m)):
         try:

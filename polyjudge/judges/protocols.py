@@ -123,7 +123,8 @@ def shard_items(items: pd.DataFrame, shards: int, shard: int) -> pd.DataFrame:
     block); deterministic, so a rerun builds the same calls."""
     ids = pd.unique(items["subset"] + "\x1f" + items["item_index"])
     block = set(np.array_split(ids, shards)[shard])
-    return items[(items["subset"] + "\x1f" + items["item_index"]).isin(block)].reset_index(drop=True)
+    keys = items["subset"] + "\x1f" + items["item_index"]
+    return items[keys.isin(block)].reset_index(drop=True)
 
 
 def reference_texts(items: pd.DataFrame) -> pd.DataFrame:
@@ -178,7 +179,8 @@ def pairwise_calls(items: pd.DataFrame, texts: dict[str, pd.DataFrame], referenc
             versions[condition] = {f: table.get((item, subset, f)) for f in FIELDS}
         for condition, text in versions.items():
             for order in ("original", "swapped"):
-                a, b = ("output_1", "output_2") if order == "original" else ("output_2", "output_1")
+                a, b = (("output_1", "output_2") if order == "original"
+                        else ("output_2", "output_1"))
                 meta = {**base, "condition": condition, "order": order, "gold": gold}
                 calls.append(_pairwise(endpoint, prompt, text["input"], text[a], text[b], meta,
                                        chars_per_token))
@@ -219,7 +221,7 @@ def sendable(calls: list[Call]) -> list[Call]:
     return list({c.key: c for c in calls if c.messages is not None}.values())
 
 
-# --- tables ---------------------------------------------------------------------------------------
+# --- tables --------------------------------------------------------------------------------------
 def calls_table(calls: list[Call], results: dict[str, CallResult]
                 ) -> pd.DataFrame:
     """One row per call: its meta and its result (``results``: key -> result; a call without
@@ -321,9 +323,10 @@ def usage_table(table: pd.DataFrame, design: str = "full design") -> pd.DataFram
     ``design`` says whether every item was called or the collection stopped adaptively."""
     done = table[table["status"].isin(["ok", "parse_failure"])].drop_duplicates("key")
     out = (done.assign(new=~done["cached"]).groupby(["endpoint", "stage"], sort=False)
-           .agg(model=("model", "first"), calls=("key", "size"), calls_made_this_run=("new", "sum"),
-                input_tokens=("input_tokens", "sum"), output_tokens=("output_tokens", "sum"),
-                cost_usd=("cost", "sum")).reset_index())
+           .agg(model=("model", "first"), calls=("key", "size"),
+                calls_made_this_run=("new", "sum"), input_tokens=("input_tokens", "sum"),
+                output_tokens=("output_tokens", "sum"), cost_usd=("cost", "sum"))
+           .reset_index())
     total = {"endpoint": "total", "model": "", "stage": "all",
              **{c: out[c].sum() for c in USAGE_COLUMNS[3:-1]}}
     usage = pd.concat([out, pd.DataFrame([total])], ignore_index=True)

@@ -56,7 +56,8 @@ class RetryPolicy:
 
 
 class Stopped(RuntimeError):
-    """The run stopped before every call was made (cost cap or signal); finished calls are cached."""
+    """The run stopped before every call was made (cost cap or signal); finished calls are
+    cached."""
 
 
 UNREACHABLE_ERRORS = ("APIConnectionError", "APITimeoutError")

@@ -21,7 +21,8 @@ def shared_budget(settings: dict, collection: str, endpoints: list[Endpoint]) ->
     """The collection's ``max_cost`` budget, shared by all its shard jobs through the ledger
     (:mod:`polyjudge.judges.ledger`); each call reserves the plan's estimate of its cost (at batch
     prices for an endpoint with ``batch``)."""
-    limit, cache_dir, cpt = settings["max_cost"], settings["cache_dir"], settings["chars_per_token"]
+    limit, cache_dir = settings["max_cost"], settings["cache_dir"]
+    cpt = settings["chars_per_token"]
     if limit is None:
         return Budget(None)
     ledger = Ledger(cache_dir, collection, limit)

@@ -2,9 +2,10 @@
 
 Published values live in one reviewed file (``config/claims.yaml``), each with its source and a
 tolerance; reproduced values are read from the pipeline's outputs through a selector, never
-typed in. A claim is ``reproduced`` when ``|reproduced - published| <= tolerance`` (or, for a target
-with ``bound: upper`` / ``lower``, when the value is at most / at least the published one, give
-or take the tolerance), ``differs`` otherwise, and ``not computed`` when its output does not exist (yet) or has no such value.
+typed in. A claim is ``reproduced`` when ``|reproduced - published| <= tolerance`` (or, for a
+target with ``bound: upper`` / ``lower``, when the value is at most / at least the published one,
+give or take the tolerance), ``differs`` otherwise, and ``not computed`` when its output does not
+exist (yet) or has no such value.
 
 Selectors (``select`` in a claim):
 
@@ -169,10 +170,10 @@ def claims_markdown(table: pd.DataFrame) -> str:
     if counts.get("not computed", 0) == len(table):
         return ("# Reproduction claims\n\nThe claims table compares the default reproduction "
                 "(the panels of config/config.yaml) with the published values of the CBC and "
-                f"Judge-LS papers. None of its {len(table)} claims was checked: this configuration "
-                "does not run the panels they are computed on. Your own panels' results are in "
-                "results/<panel>/ (docs/outputs.md); to check the claims, run the default "
-                "configuration (`snakemake --cores 2`, no --configfile).\n")
+                f"Judge-LS papers. None of its {len(table)} claims was checked: this "
+                "configuration does not run the panels they are computed on. Your own panels' "
+                "results are in results/<panel>/ (docs/outputs.md); to check the claims, run the "
+                "default configuration (`snakemake --cores 2`, no --configfile).\n")
     verbs = {"differs": "differ"}  # "2 differ", not "2 differs"
     head = ", ".join(f"{counts.get(s, 0)} {verbs.get(s, s)}" for s in STATUSES)
     quantities = "quantity" if len(table) == 1 else "quantities"

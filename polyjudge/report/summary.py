@@ -32,7 +32,8 @@ def claims_line(path: Path, since: float | None = None) -> str | None:
         return None
     table = pd.read_csv(path)
     counts = table["status"].value_counts()
-    earlier = " (from an earlier run)" if since is not None and path.stat().st_mtime < since else ""
+    earlier = (" (from an earlier run)" if since is not None and path.stat().st_mtime < since
+               else "")
     markdown = path.with_suffix(".md")
     if counts.get("not computed", 0) == len(table):
         return (f"claims: none checked, as these panels are not the default reproduction's "
@@ -97,7 +98,8 @@ def failure_summary(snakemake_log) -> str:
     """The lines a failed run ends with: each failed rule's own message (from its log file),
     read from Snakemake's log of the run (``snakemake_log``: the path, or the list of paths,
     ``onerror`` is given)."""
-    paths = [snakemake_log] if isinstance(snakemake_log, (str, Path)) else list(snakemake_log or [])
+    paths = ([snakemake_log] if isinstance(snakemake_log, (str, Path))
+             else list(snakemake_log or []))
     paths = [Path(p) for p in paths if Path(p).is_file()]
     path = paths[-1] if paths else None
     text = "".join(p.read_text(errors="replace") for p in paths)

@@ -15,7 +15,8 @@ from .verdicts import ALL
 
 @dataclass(frozen=True)
 class AuditThresholds:
-    """Audit thresholds of docs/methods.md section 8 (Judge-LS section 2.1); defaults are the paper's."""
+    """Audit thresholds of docs/methods.md section 8 (Judge-LS section 2.1); defaults are the
+    paper's."""
     min_reference_numbers: int = 2        # lost numbers: reference has >= this many, variant none
     number_count_difference: int = 3     # number-count change: |difference| >= this
     length_ratio_full: float = 0.10       # shrinkage: variant/reference length below this ...

@@ -185,8 +185,10 @@ def _paired(left: pd.DataFrame, right: pd.DataFrame, on: list[str]) -> pd.DataFr
     return pairs.assign(pair_valid=pairs["valid"] & pairs["valid_ref"])
 
 
-def flip_table(frame: pd.DataFrame, reference: str = "en", confidence: float = 0.95) -> pd.DataFrame:
-    """Language-invariance flips of each target condition against ``reference`` (docs/methods.md section 8).
+def flip_table(frame: pd.DataFrame, reference: str = "en",
+               confidence: float = 0.95) -> pd.DataFrame:
+    """Language-invariance flips of each target condition against ``reference``
+    (docs/methods.md section 8).
 
     Judgments are paired within a judge on (item, subset, order); a pair counts when both verdicts
     parse (the others are n_invalid_pairs). Columns: judge, reference, target, subset (``all``
@@ -206,7 +208,8 @@ def flip_table(frame: pd.DataFrame, reference: str = "en", confidence: float = 0
     if reference not in present:
         raise ValueError(f"reference condition {reference!r} is not among the conditions "
                          f"{list(present)}")
-    ref, target = data.loc[data["condition"] == reference], data.loc[data["condition"] != reference]
+    ref = data.loc[data["condition"] == reference]
+    target = data.loc[data["condition"] != reference]
     lacking = sorted(set(pd.unique(target["judge"])) - set(pd.unique(ref["judge"])))
     if lacking:
         raise ValueError(f"judge(s) {lacking} have no judgments in the reference condition "
@@ -331,7 +334,8 @@ def tie_probe_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFra
     first = (lang1 <= lang2).to_numpy()
     low, high = np.where(first, lang1, lang2), np.where(first, lang2, lang1)
     data = data.assign(language_1=low, language_2=high,
-                       win_1=data["valid"] & (winner == low), win_2=data["valid"] & (winner == high),
+                       win_1=data["valid"] & (winner == low),
+                       win_2=data["valid"] & (winner == high),
                        tie=data["choice"] == "Tie", all=1)
     keys = ["judge", "condition", "language_1", "language_2"]
     items, labels = _item_sums(data, keys, {

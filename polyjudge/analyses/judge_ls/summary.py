@@ -7,7 +7,8 @@ from .verdicts import ALL
 
 
 def _markdown(table: pd.DataFrame) -> str:
-    rows = [list(map(str, table.columns))] + table.astype(object).fillna("").astype(str).values.tolist()
+    rows = ([list(map(str, table.columns))]
+            + table.astype(object).fillna("").astype(str).values.tolist())
     lines = ["| " + " | ".join(r) + " |" for r in rows]
     lines.insert(1, "|" + "---|" * len(table.columns))
     return "\n".join(lines)
@@ -32,7 +33,8 @@ def summary_markdown(accuracy: pd.DataFrame, flips: pd.DataFrame | None = None,
              "unparseable verdicts (left out of the rates, counted here). Intervals in brackets "
              "are item-clustered: the two answer orders of an item count as one cluster.", "",
              "## Strict accuracy", "",
-             _markdown(acc.assign(value=[_rate(*r) for r in acc[["strict_accuracy", "strict_ci_low",
+             _markdown(acc.assign(value=[_rate(*r) for r in acc[["strict_accuracy",
+                                                                  "strict_ci_low",
                                                                   "strict_ci_high"]].values])
                        .pivot(index="judge", columns="condition", values="value")
                        .reindex(index=pd.unique(acc["judge"]), columns=pd.unique(acc["condition"]))
@@ -44,7 +46,8 @@ def summary_markdown(accuracy: pd.DataFrame, flips: pd.DataFrame | None = None,
         f = flips.loc[flips["subset"] == ALL]
         parts += ["", f"## Flips against `{f['reference'].iloc[0]}`", "", _markdown(pd.DataFrame({
             "judge": f["judge"], "target": f["target"], "pairs": f["n_pairs"],
-            "flip rate": [_rate(*r) for r in f[["flip_rate", "flip_ci_low", "flip_ci_high"]].values],
+            "flip rate": [_rate(*r) for r in f[["flip_rate", "flip_ci_low",
+                                                "flip_ci_high"]].values],
             "gold-correctness flips": [_rate(*r) for r in f[["gold_flip_rate", "gold_flip_ci_low",
                                                             "gold_flip_ci_high"]].values],
             "b / c": [f"{b} / {c}" for b, c in f[["n_discordant_b", "n_discordant_c"]].values],

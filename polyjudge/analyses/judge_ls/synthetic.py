@@ -50,7 +50,8 @@ class JudgeEffects:
 
 def default_judges() -> dict[str, JudgeEffects]:
     """Two judges shaped like the Judge-LS findings: best in English, ~10-15% flips, position
-    inconsistency rising en -> cs, tie probes mostly Tie, translation (zh) winning more non-ties."""
+    inconsistency rising en -> cs, tie probes mostly Tie, translation (zh) winning more
+    non-ties."""
     return {
         "judge_a": JudgeEffects(accuracy={"en": 0.93, "zh": 0.89, "cs": 0.90},
                                 flip={"zh": 0.04, "cs": 0.03},

@@ -1,4 +1,5 @@
-"""Judge-LS verdict tables: reading, validating and normalising pairwise judgments (docs/methods.md section 8)."""
+"""Judge-LS verdict tables: reading, validating and normalising pairwise judgments
+(docs/methods.md section 8)."""
 from __future__ import annotations
 
 import warnings
@@ -66,11 +67,13 @@ def validate_verdicts(frame: pd.DataFrame, source: str, conditions=None,
         blank = probes & out[PROBE_COLUMNS].isna().any(axis=1)
         if blank.any():
             raise InputError(source, "tie probe(s) without probe languages",
-                             f"{PROBE_COLUMNS} filled on every gold Tie row", file_rows(out, blank))
+                             f"{PROBE_COLUMNS} filled on every gold Tie row",
+                             file_rows(out, blank))
     if conditions is not None:
         unknown = ~out["condition"].isin([str(c) for c in conditions])
         if unknown.any():
-            raise InputError(source, f"unknown condition(s) {sorted(out.loc[unknown, 'condition'].unique())}",
+            names = sorted(out.loc[unknown, "condition"].unique())
+            raise InputError(source, f"unknown condition(s) {names}",
                              f"condition in {list(conditions)}", file_rows(out, unknown))
     duplicated = out.duplicated(VERDICT_KEYS, keep=False)
     if duplicated.any():
@@ -101,8 +104,9 @@ def _canonical_gold(gold: pd.Series) -> pd.Series:
 def normalise_choices(frame: pd.DataFrame) -> pd.DataFrame:
     """Add ``choice`` (the verdict in original output indices) and ``valid``.
 
-    original order: A -> 1, B -> 2; swapped order: A -> 2, B -> 1; Tie -> Tie (docs/methods.md section 8).
-    Unparseable verdicts get ``choice`` NaN and ``valid`` False. Expects a validated table.
+    original order: A -> 1, B -> 2; swapped order: A -> 2, B -> 1; Tie -> Tie (docs/methods.md
+    section 8). Unparseable verdicts get ``choice`` NaN and ``valid`` False. Expects a validated
+    table.
     """
     verdict = frame["verdict"].astype(str).str.strip().str.upper()
     swapped = (frame["order"] == "swapped").to_numpy()

@@ -18,8 +18,8 @@ from . import targets
 
 ORDER_CHUNK_VALUES = 4_000_000   # contrast values per chunk of orders (memory ~ 30x this in bytes)
 REPLAY_COLUMNS = ["order", "stop_items", "stop_complete_items", "fraction", "calls_fraction",
-                  "cost_fraction", "retired", "stopped", "max_beta_halfwidth", "undecided", "wrong_sign",
-                  "missed_big", "agree", "covered_every_round", "covered_at_stop"]
+                  "cost_fraction", "retired", "stopped", "max_beta_halfwidth", "undecided",
+                  "wrong_sign", "missed_big", "agree", "covered_every_round", "covered_at_stop"]
 
 
 def round_ends(n_items: int, round_items: int, min_items: int = 0) -> np.ndarray:

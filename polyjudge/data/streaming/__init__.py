@@ -10,16 +10,17 @@ The file is read in batches (CSV: pandas' chunked C reader with the options of
 dictionary per axis) and its scores are added to per-cell sufficient statistics:
 
 * ``n[t, l, b]`` runs and ``sum[t, l, b]`` of scores: the task-level tensor (framework means),
-  summed in file order, so the cell values are bit-identical to :func:`polyjudge.data.io.build_panel`;
+  summed in file order, so the cell values are bit-identical to
+  :func:`polyjudge.data.io.build_panel`;
 * ``n[t, l, f]``, ``n[l, b, f]``, the per-framework sums and the sum of squares: the R^2 of
   the run-level models (:func:`polyjudge.cbc.estimator.r_squared_from_stats`);
 * a one-byte counter per (task, language, backbone, framework) key: duplicate runs.
 
 Memory is that of these arrays (about the tensor's size, plus one byte per possible run), not
 of the rows. Errors are the ones :func:`polyjudge.data.io.validate_runs` and
-:func:`polyjudge.data.io.build_panel` raise, reported after the pass in the same order, with the same
-counts and the same first five offending rows (file row numbers). Duplicate keys are found by
-the counters; a second pass over the file collects their rows, only when there are some.
+:func:`polyjudge.data.io.build_panel` raise, reported after the pass in the same order, with the
+same counts and the same first five offending rows (file row numbers). Duplicate keys are found
+by the counters; a second pass over the file collects their rows, only when there are some.
 The validated runs can be written on the way (``runs_out``, Parquet, one row group per batch).
 """
 from .batches import BATCH_ROWS, iter_table

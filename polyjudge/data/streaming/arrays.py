@@ -24,7 +24,8 @@ def _labels(column) -> tuple[list[str], np.ndarray]:
 
 
 def first_appearance(path, axes) -> dict[str, list[str]]:
-    """Labels of each identifier column ``axes`` of a Parquet run table, in first-appearance order."""
+    """Labels of each identifier column ``axes`` of a Parquet run table, in first-appearance
+    order."""
     handle = pq.ParquetFile(path, read_dictionary=list(axes))
     found = {axis: {} for axis in axes}
     for batch in handle.iter_batches(batch_size=BATCH_ROWS, columns=list(axes)):

@@ -116,7 +116,8 @@ class RunChecks:
             occurs = counts.occurs(axis)
             scored = n_tlb.sum(axis=tuple(a for a in range(3) if a != axis)) > 0
             n = len(labels)
-            unscored = [label for label, o, s in zip(labels, occurs[:n], scored[:n]) if o and not s]
+            unscored = [label for label, o, s in zip(labels, occurs[:n], scored[:n])
+                        if o and not s]
             if unscored:
                 raise scores.unscored_error(source, key, sorted(unscored, key=io.natural_key))
 

@@ -208,7 +208,8 @@ class RunStats:
         return picks, labels
 
     def model_stats(self) -> dict:
-        """Arguments of :func:`polyjudge.cbc.estimator.r_squared_from_stats` (frameworks present)."""
+        """Arguments of :func:`polyjudge.cbc.estimator.r_squared_from_stats` (frameworks
+        present)."""
         used = self.n_tlf.sum(axis=(0, 1)) > 0
         return dict(n_tlb=self.n_tlb, sum_tlb=self.sum_tlb, n_tlf=self.n_tlf[..., used],
                     n_lbf=self.n_lbf[..., used], sum_f=self.sum_f[used], sum_sq=self.sum_sq,

@@ -1,8 +1,9 @@
 """Figures of the reproduction report: one function per figure, each returning a Figure.
 
 One module per analysis (``cbc``, ``rankings``, ``ablations``, ``information``, ``judge_ls``,
-``simulation``, ``calibration``, ``collection``); ``style`` holds the shared look and :func:`save_figure`. Every figure function is
-re-exported here, so ``figures.interaction_heatmap`` is the one name to use.
+``simulation``, ``calibration``, ``collection``); ``style`` holds the shared look and
+:func:`save_figure`. Every figure function is re-exported here, so ``figures.interaction_heatmap``
+is the one name to use.
 
 Every function takes the tidy table(s) a workflow step writes (the columns are listed in its
 docstring; the section of docs/methods.md / the CBC paper it illustrates is named there too),
@@ -33,4 +34,8 @@ from .rankings import heldout_tau_forest, ranking_bump_chart, reversal_strength
 from .simulation import simulation_coverage
 from .style import DPI, STYLE, TITLES, save_figure
 
-__all__ = ['DPI', 'STYLE', 'TITLES', 'save_figure', 'interaction_heatmap', 'band_vs_radius', 'ranking_bump_chart', 'heldout_tau_forest', 'reversal_strength', 'task_count_curve', 'backbone_subsets_panel', 'lolo_panel', 'deletion_mae', 'cmi_null_histogram', 'judge_ls_flips', 'judge_ls_position', 'simulation_coverage', 'applied_ranks', 'new_judge', 'stopping_curve']
+__all__ = ['DPI', 'STYLE', 'TITLES', 'save_figure', 'interaction_heatmap', 'band_vs_radius',
+           'ranking_bump_chart', 'heldout_tau_forest', 'reversal_strength', 'task_count_curve',
+           'backbone_subsets_panel', 'lolo_panel', 'deletion_mae', 'cmi_null_histogram',
+           'judge_ls_flips', 'judge_ls_position', 'simulation_coverage', 'applied_ranks',
+           'new_judge', 'stopping_curve']

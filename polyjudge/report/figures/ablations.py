@@ -23,10 +23,10 @@ def task_count_curve(task_count: pd.DataFrame, units: str = "score points",
     """Held-out tau and beta error against the number of tasks n, with the finite-sample radius.
 
     ``task_count``: columns n_tasks, tau_mean, tau_sd, raw_tau_mean, error_mean, error_sd, radius,
-    optional error_true_mean, error_true_sd (``ablations/task_count.csv``; docs/methods.md section 5).
-    Left: CBC tau (mean, band +- 1 SD over replicates) and raw tau. Right, log-log: error = mean
-    over cells of ``|beta_n - beta_full|`` (+- SD), the radius, and the reference ``c / sqrt(n)``
-    with c fitted through the error at the largest n.
+    optional error_true_mean, error_true_sd (``ablations/task_count.csv``; docs/methods.md
+    section 5). Left: CBC tau (mean, band +- 1 SD over replicates) and raw tau. Right, log-log:
+    error = mean over cells of ``|beta_n - beta_full|`` (+- SD), the radius, and the reference
+    ``c / sqrt(n)`` with c fitted through the error at the largest n.
     """
     require_columns(task_count, ["n_tasks", "tau_mean", "tau_sd", "raw_tau_mean", "error_mean",
                           "error_sd", "radius"], "task_count_curve")
@@ -38,7 +38,8 @@ def task_count_curve(task_count: pd.DataFrame, units: str = "score points",
     left.fill_between(n, data["tau_mean"] - data["tau_sd"], data["tau_mean"] + data["tau_sd"],
                       color=blue, alpha=0.2, linewidth=0, label="CBC ± 1 SD")
     left.plot(n, data["tau_mean"], color=blue, marker="o", label="CBC (mean)")
-    left.plot(n, data["raw_tau_mean"], color=orange, marker="s", linestyle="--", label="raw (mean)")
+    left.plot(n, data["raw_tau_mean"], color=orange, marker="s", linestyle="--",
+              label="raw (mean)")
     left.set_xlabel("number of tasks n")
     left.set_ylabel("held-out Kendall τ-b")
     left.set_title("Rank consistency")
@@ -73,8 +74,8 @@ def backbone_subsets_panel(subsets: pd.DataFrame, seed: int = 0,
     """Held-out CBC tau on every backbone subset, by subset size.
 
     ``subsets``: columns level, size, tau_mean, tau_sd, optional n_subsets and raw_tau_mean
-    (``ablations/backbone_subsets.csv``; docs/methods.md section 5): rows ``level == "subset"`` (mean
-    over replicates of one subset) are drawn as horizontally jittered points (jitter from
+    (``ablations/backbone_subsets.csv``; docs/methods.md section 5): rows ``level == "subset"``
+    (mean over replicates of one subset) are drawn as horizontally jittered points (jitter from
     ``seed``), rows ``level == "size"`` as the mean +- SD across subsets, with the raw mean.
     """
     require_columns(subsets, ["level", "size", "tau_mean", "tau_sd"], "backbone_subsets_panel")
@@ -111,9 +112,10 @@ def lolo_panel(lolo: pd.DataFrame, title: str | None = None) -> Figure:
     """Leave-one-language-out: raw vs zero-shot CBC tau of each held-out language, with intervals.
 
     ``lolo``: columns language, raw_tau, raw_tau_low, raw_tau_high, cbc_tau, cbc_tau_low,
-    cbc_tau_high (``lolo/lolo.csv``; docs/methods.md section 5): tau between the held-out language's
-    calibrated row (``beta(h, .) = 0``) and each retained row. The row ``language == "overall"``
-    (mean over languages) is drawn last, below a separator, with larger markers.
+    cbc_tau_high (``lolo/lolo.csv``; docs/methods.md section 5): tau between the held-out
+    language's calibrated row (``beta(h, .) = 0``) and each retained row. The row
+    ``language == "overall"`` (mean over languages) is drawn last, below a separator, with larger
+    markers.
     """
     columns = ["raw_tau", "raw_tau_low", "raw_tau_high", "cbc_tau", "cbc_tau_low", "cbc_tau_high"]
     require_columns(lolo, ["language", *columns], "lolo_panel")
@@ -133,7 +135,8 @@ def lolo_panel(lolo: pd.DataFrame, title: str | None = None) -> Figure:
                 linestyle="none", color=style["color"], marker=style["marker"], markersize=9)
     if is_overall.any():
         ax.axhline(len(data) - is_overall.sum() - 0.2, color="0.6", linewidth=0.8)
-    ax.set_yticks(y, ["overall (mean)" if name == "overall" else name for name in data["language"]])
+    ax.set_yticks(y, ["overall (mean)" if name == "overall" else name
+                      for name in data["language"]])
     ax.set_ylim(y.max() + 0.6, -0.6)
     ax.yaxis.grid(False)
     ax.set_xlabel(f"Kendall τ-b, held-out language vs retained languages ({INTERVAL_LABEL})")

@@ -41,7 +41,8 @@ def interaction_heatmap(beta: pd.DataFrame, units: str = "score points",
     for (row, col), value in np.ndenumerate(values):
         if np.isfinite(value):  # "+ 0.0" turns a rounded -0.0 into 0.0
             ax.text(col, row, f"{round(value, decimals) + 0.0:.{decimals}f}", ha="center",
-                    va="center", fontsize=8, color="white" if abs(value) > 0.6 * limit else "black")
+                    va="center", fontsize=8,
+                    color="white" if abs(value) > 0.6 * limit else "black")
     ax.set_xticks(range(n_cols), grid.columns, rotation=30, ha="right", rotation_mode="anchor")
     ax.set_yticks(range(n_rows), grid.index)
     ax.grid(False)
@@ -65,7 +66,8 @@ def band_vs_radius(bands: pd.DataFrame, summary: dict, units: str = "score point
     are drawn around 0 (shaded: residual SD, dashed: total SD): a cell outside them differs from
     0 by the union bound. Filled markers: the band excludes 0. Cells are grouped by language.
     """
-    require_columns(bands, ["language", "backbone", "beta", "band_low", "band_high"], "band_vs_radius")
+    require_columns(bands, ["language", "backbone", "beta", "band_low", "band_high"],
+                    "band_vs_radius")
     missing = [key for key in ("radius_total_sd", "radius_residual_sd") if key not in summary]
     if missing:
         raise ValueError(f"band_vs_radius: summary lacks {missing}; keys: {list(summary)}")

@@ -27,7 +27,8 @@ def ranking_bump_chart(rankings: pd.DataFrame, title: str | None = None) -> Figu
     ranking is the same in every language: flat lines on the right; crossings on the left are rank
     reversals (CBC paper, section 5).
     """
-    require_columns(rankings, ["language", "backbone", "rank_raw", "rank_cbc"], "ranking_bump_chart")
+    require_columns(rankings, ["language", "backbone", "rank_raw", "rank_cbc"],
+                    "ranking_bump_chart")
     languages = list(pd.unique(rankings["language"]))
     n_backbones = rankings["backbone"].nunique()
     fig = new_figure(7.2, 4.3)
@@ -108,8 +109,8 @@ def reversal_strength(pairs: pd.DataFrame, units: str = "score points²", fdr: f
     fdr); the labels give the witness languages (a / b) of reversed pairs, and the bar ends the
     q-value. The title (``title``, or a default) is followed by the counts of reversing pairs.
     """
-    require_columns(pairs, ["backbone_i", "backbone_j", "witness_a", "witness_b", "delta", "q_value",
-                     "reversed", "significant"], "reversal_strength")
+    require_columns(pairs, ["backbone_i", "backbone_j", "witness_a", "witness_b", "delta",
+                            "q_value", "reversed", "significant"], "reversal_strength")
     data = pairs.sort_values("delta", kind="stable").reset_index(drop=True)
     reversed_, significant = data["reversed"].astype(bool), data["significant"].astype(bool)
     labels = [f"{row.backbone_i} vs {row.backbone_j}\n"

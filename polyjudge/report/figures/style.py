@@ -96,7 +96,8 @@ def only_subset_all(frame: pd.DataFrame, what: str) -> pd.DataFrame:
     return rows
 
 
-def pivot_in_order(frame: pd.DataFrame, index: str, columns: str, values: str, what: str) -> pd.DataFrame:
+def pivot_in_order(frame: pd.DataFrame, index: str, columns: str, values: str,
+                   what: str) -> pd.DataFrame:
     """Wide table with rows and columns in order of first appearance."""
     duplicated = frame.duplicated([index, columns])
     if duplicated.any():

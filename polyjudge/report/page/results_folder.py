@@ -5,8 +5,8 @@ nothing is recomputed. A table is a dict: ``id``, ``title``, ``source`` (the fil
 results folder), ``scope`` (``per language`` or ``pooled over languages``: what the language filter
 means for it), ``filters`` (filter name -> the columns it matches), ``columns`` (key, label,
 ``type`` in text / int / num / p / interval / bool, ``digits``), ``keys`` (the file columns
-shown) and ``data`` (one list per row, in the file's order). Labels stay data: they are escaped by the template and set as text by the
-page's script.
+shown) and ``data`` (one list per row, in the file's order). Labels stay data: they are escaped
+by the template and set as text by the page's script.
 """
 from __future__ import annotations
 
