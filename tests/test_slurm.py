@@ -22,6 +22,20 @@ RUN_TIMEOUT = 240  # seconds for one snakemake run on the cluster
 # faster polling than the profile's: the test DAG has short jobs
 FAST_POLLING = ["--slurm-init-seconds-before-status-checks", "2",
                 "--seconds-between-status-checks", "2"]
+# `python -m snakemake`, with the status-poll interval held at --seconds-between-status-checks:
+# the SLURM plugin adds 10 s to it after each poll that sees no job end (2, 12, 22, ... s) and a
+# run ends only after the poll it sleeps for, which was half of these runs' time. Only the
+# submitting snakemake polls; the profile, the jobs and their snakemake are as users run them.
+STEADY_POLLING = """
+from snakemake_interface_executor_plugins.executors.remote import RemoteExecutor
+from snakemake.cli import main
+
+assert isinstance(vars(RemoteExecutor).get("next_seconds_between_status_checks"), property)
+RemoteExecutor.next_seconds_between_status_checks = property(
+    lambda self: self.workflow.remote_execution_settings.seconds_between_status_checks,
+    lambda self, seconds: None)
+main()
+"""
 # the part of the DAG under test: these rules' jobs and what they need (a small DAG on purpose)
 UNTIL = ["--until", "cbc"]
 # ... and with the CMI permutation null, whose shards must run as separate SLURM jobs
@@ -56,10 +70,15 @@ def cluster():
         pytest.skip(f"no idle SLURM node (node states: {states or 'none'})")
 
 
+def snakemake_command(*args):
+    """The command that runs the repository's workflow with ``args`` (with STEADY_POLLING)."""
+    return [sys.executable, "-c", STEADY_POLLING, "-s", str(REPO / "Snakefile"), *args]
+
+
 def snakemake(workdir, *args, timeout=RUN_TIMEOUT):
     """Run the repository's workflow in ``workdir``; the finished process."""
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), *args]
-    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(snakemake_command(*args), cwd=workdir, capture_output=True, text=True,
+                          timeout=timeout)
 
 
 def slurm_args(prefix, until=UNTIL):
@@ -175,8 +194,7 @@ def test_a_cancelled_job_is_submitted_again_and_when_retries_run_out_rerun_incom
     workdir = project / "cancel"
     workdir.mkdir()
     prefix = f"jc{os.getpid()}b"
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
-               *slurm_args(prefix), "--retries", "1"]
+    command = snakemake_command(*slurm_args(prefix), "--retries", "1")
     output = workdir / "snakemake.out"
     cancelled = []
     with output.open("w") as sink, subprocess.Popen(command, cwd=workdir, stdout=sink,
