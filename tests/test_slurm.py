@@ -1,6 +1,7 @@
 """The SLURM profile against a real SLURM cluster (start one with `.ci/slurm.sh start`).
 
-Skipped unless `sinfo` shows an idle node. Small DAGs only: the executor polls every 10-40 s.
+Skipped unless `sinfo` shows an idle node. Small DAGs only: every SLURM job starts snakemake
+twice (the job, then its step), and the node runs one job per CPU.
 """
 import os
 import re
@@ -24,13 +25,14 @@ FAST_POLLING = ["--slurm-init-seconds-before-status-checks", "2",
                 "--seconds-between-status-checks", "2"]
 # `python -m snakemake`, with the status-poll interval held at --seconds-between-status-checks:
 # the SLURM plugin adds 10 s to it after each poll that sees no job end (2, 12, 22, ... s) and a
-# run ends only after the poll it sleeps for, which was half of these runs' time. Only the
-# submitting snakemake polls; the profile, the jobs and their snakemake are as users run them.
+# run ends only after the poll it sleeps in, which was half of these runs' time. Only the
+# submitting snakemake polls (local runs do not); the profile and the jobs are as users run them.
 STEADY_POLLING = """
 from snakemake_interface_executor_plugins.executors.remote import RemoteExecutor
 from snakemake.cli import main
 
-assert isinstance(vars(RemoteExecutor).get("next_seconds_between_status_checks"), property)
+assert isinstance(vars(RemoteExecutor).get("next_seconds_between_status_checks"), property), (
+    "the executor interface changed: update STEADY_POLLING in tests/test_slurm.py")
 RemoteExecutor.next_seconds_between_status_checks = property(
     lambda self: self.workflow.remote_execution_settings.seconds_between_status_checks,
     lambda self, seconds: None)
