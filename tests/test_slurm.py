@@ -25,7 +25,7 @@ FAST_POLLING = ["--slurm-init-seconds-before-status-checks", "2",
                 "--seconds-between-status-checks", "2"]
 # `python -m snakemake`, with the status-poll interval held at --seconds-between-status-checks:
 # the SLURM plugin adds 10 s to it after each poll that sees no job end (2, 12, 22, ... s) and a
-# run ends only after the poll it sleeps in, which was half of these runs' time. Only the
+# run ends only after the poll it sleeps in (these tests took 1.6 times as long). Only the
 # submitting snakemake polls (local runs do not); the profile and the jobs are as users run them.
 STEADY_POLLING = """
 from snakemake_interface_executor_plugins.executors.remote import RemoteExecutor
