@@ -1,6 +1,7 @@
 """The SLURM profile against a real SLURM cluster (start one with `.ci/slurm.sh start`).
 
-Skipped unless `sinfo` shows an idle node. Small DAGs only: the executor polls every 10-40 s.
+Skipped unless `sinfo` shows an idle node. Small DAGs only: every SLURM job starts snakemake
+twice (the job, then its step), and the node runs one job per CPU.
 """
 import os
 import re
@@ -22,6 +23,21 @@ RUN_TIMEOUT = 240  # seconds for one snakemake run on the cluster
 # faster polling than the profile's: the test DAG has short jobs
 FAST_POLLING = ["--slurm-init-seconds-before-status-checks", "2",
                 "--seconds-between-status-checks", "2"]
+# `python -m snakemake`, with the status-poll interval held at --seconds-between-status-checks:
+# the SLURM plugin adds 10 s to it after each poll that sees no job end (2, 12, 22, ... s) and a
+# run ends only after the poll it sleeps in (these tests took 1.6 times as long). Only the
+# submitting snakemake polls (local runs do not); the profile and the jobs are as users run them.
+STEADY_POLLING = """
+from snakemake_interface_executor_plugins.executors.remote import RemoteExecutor
+from snakemake.cli import main
+
+assert isinstance(vars(RemoteExecutor).get("next_seconds_between_status_checks"), property), (
+    "the executor interface changed: update STEADY_POLLING in tests/test_slurm.py")
+RemoteExecutor.next_seconds_between_status_checks = property(
+    lambda self: self.workflow.remote_execution_settings.seconds_between_status_checks,
+    lambda self, seconds: None)
+main()
+"""
 # the part of the DAG under test: these rules' jobs and what they need (a small DAG on purpose)
 UNTIL = ["--until", "cbc"]
 # ... and with the CMI permutation null, whose shards must run as separate SLURM jobs
@@ -56,10 +72,15 @@ def cluster():
         pytest.skip(f"no idle SLURM node (node states: {states or 'none'})")
 
 
+def snakemake_command(*args):
+    """The command that runs the repository's workflow with ``args`` (with STEADY_POLLING)."""
+    return [sys.executable, "-c", STEADY_POLLING, "-s", str(REPO / "Snakefile"), *args]
+
+
 def snakemake(workdir, *args, timeout=RUN_TIMEOUT):
     """Run the repository's workflow in ``workdir``; the finished process."""
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), *args]
-    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(snakemake_command(*args), cwd=workdir, capture_output=True, text=True,
+                          timeout=timeout)
 
 
 def slurm_args(prefix, until=UNTIL):
@@ -75,45 +96,42 @@ def checked(result):
     return text
 
 
+# one panel: the null's shards are the rule with parallel jobs (one SLURM job each); every SLURM
+# job costs two snakemake start-ups and a status-poll interval, so the DAG is kept to five jobs
+PANEL = "mine"
+INFORMATION = {"k": 2, "permutations": 20, "shards": 2, "seed": 407, "conventions": ["protocol"]}
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
-    """Two small own-data panels (parallel jobs per rule); workdirs are subfolders of it."""
+    """A small own-data panel in a folder; workdirs are subfolders of it."""
     root = tmp_path_factory.mktemp("slurm")
     runs = pd.read_parquet(DEVAI_DIR / "run_level_scores.parquet")
     runs = runs[runs["task"].isin(sorted(runs["task"].unique())[:20])]
-    panels = {}
-    for name, backbones, languages in [
-        ("mine", ["gpt-4o", "qwen3.5-9b", "gpt-5.4"], ["English", "Spanish", "Hindi"]),
-        ("theirs", ["claude-sonnet-4.6", "deepseek-v3.2"], ["English", "Arabic", "Swahili"]),
-    ]:
-        subset = runs[runs["backbone"].isin(backbones) & runs["language"].isin(languages)]
-        subset.to_csv(root / f"{name}.csv", index=False)
-        panels[name] = {"kind": "judge_runs", "runs": f"{name}.csv", "columns": {},
-                        "score_range": [0, 100], "missing": "error",
-                        "analyses": ["cbc", "information"]}
+    subset = runs[runs["backbone"].isin(["gpt-4o", "qwen3.5-9b", "gpt-5.4"])
+                  & runs["language"].isin(["English", "Spanish", "Hindi"])]
+    subset.to_csv(root / f"{PANEL}.csv", index=False)
+    panels = {PANEL: {"kind": "judge_runs", "runs": f"{PANEL}.csv", "columns": {},
+                      "score_range": [0, 100], "missing": "error",
+                      "analyses": ["cbc", "information"]}}
     config = {"data_dir": str(root), "panels": panels, "simulation": {"scenarios": {}},
-              "information": {"k": 2, "permutations": 20, "shards": 2, "seed": 407,
-                              "conventions": ["protocol", "sklearn"]}}
+              "information": INFORMATION}
     (root / "config.yaml").write_text(yaml.safe_dump(config))
     return root
 
 
-def local_run(project, name, until):
-    """The reference: the same config run locally with --cores 2."""
-    workdir = project / name
-    workdir.mkdir()
-    checked(snakemake(workdir, "--cores", "2", "--configfile", "../config.yaml", *until))
-    return workdir / "results"
-
-
 @pytest.fixture(scope="module")
 def local_results(project):
-    return local_run(project, "local", UNTIL)
-
-
-@pytest.fixture(scope="module")
-def local_results_shards(project):
-    return local_run(project, "local_shards", UNTIL_SHARDS)
+    """The references, the same config run locally with --cores 2: "until" (UNTIL's results)
+    and "shards" (UNTIL_SHARDS'). One workdir, run to UNTIL, its results copied aside, then run
+    on to UNTIL_SHARDS: ingest and cbc run once for both."""
+    workdir = project / "local"
+    workdir.mkdir()
+    local = ["--cores", "2", "--configfile", "../config.yaml"]
+    checked(snakemake(workdir, *local, *UNTIL))
+    until = shutil.copytree(workdir / "results", project / "local_until" / "results")
+    checked(snakemake(workdir, *local, *UNTIL_SHARDS))
+    return {"until": until, "shards": workdir / "results"}
 
 
 def assert_same_results(got, expected):
@@ -138,13 +156,12 @@ def slurm_jobs(prefix):
     return {row[0]: (row[2], row[3]) for row in rows if row[1].startswith(prefix + "_")}
 
 
-def test_slurm_run_matches_local_run_and_each_job_is_its_own_slurm_job(project,
-                                                                      local_results_shards):
+def test_slurm_run_matches_local_run_and_each_job_is_its_own_slurm_job(project, local_results):
     workdir = project / "cluster"
     workdir.mkdir()
     prefix = f"jc{os.getpid()}a"
     text = checked(snakemake(workdir, *slurm_args(prefix, UNTIL_SHARDS)))
-    assert_same_results(workdir / "results", local_results_shards)
+    assert_same_results(workdir / "results", local_results["shards"])
 
     # every non-local job was submitted as its own SLURM job; local rules were not
     rules = {int(jobid): (kind, rule) for kind, rule, jobid in RULE_BLOCK.findall(text)}
@@ -165,7 +182,10 @@ def test_slurm_run_matches_local_run_and_each_job_is_its_own_slurm_job(project,
     # the permutation null ran as one SLURM job per (panel, convention, shard)
     shard_ids = {slurm_id for job, (slurm_id, _) in submitted.items()
                  if rules[job][1] == "cmi_null_shard"}
-    assert len(shard_ids) == 2 * 2 * 2
+    assert {jobs[slurm_id][1] for slurm_id in shard_ids} == {
+        f"rule_cmi_null_shard_wildcards_{PANEL}_{convention}_{shard}"
+        for convention in INFORMATION["conventions"] for shard in range(INFORMATION["shards"])}
+    assert len(shard_ids) == len(INFORMATION["conventions"]) * INFORMATION["shards"] > 1
 
 
 def test_a_cancelled_job_is_submitted_again_and_when_retries_run_out_rerun_incomplete_completes(
@@ -176,14 +196,13 @@ def test_a_cancelled_job_is_submitted_again_and_when_retries_run_out_rerun_incom
     workdir = project / "cancel"
     workdir.mkdir()
     prefix = f"jc{os.getpid()}b"
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
-               *slurm_args(prefix), "--retries", "1"]
+    command = snakemake_command(*slurm_args(prefix), "--retries", "1")
     output = workdir / "snakemake.out"
     cancelled = []
     with output.open("w") as sink, subprocess.Popen(command, cwd=workdir, stdout=sink,
                                                     stderr=subprocess.STDOUT) as run:
         try:
-            # cancel the first cbc job (the last level of the DAG) while it runs, then the job
+            # cancel the cbc job (the last level of the DAG) while it runs, then the job
             # submitted again for the same rule and panel
             deadline = time.monotonic() + RUN_TIMEOUT
             while len(cancelled) < 2 and run.poll() is None and time.monotonic() < deadline:
@@ -219,4 +238,4 @@ def test_a_cancelled_job_is_submitted_again_and_when_retries_run_out_rerun_incom
     rerun = {comment for state, comment in slurm_jobs(prefix + "r").values()}
     assert first[cancelled[0]][1] in rerun
     assert not rerun & {comment for state, comment in first.values() if state == "COMPLETED"}
-    assert_same_results(workdir / "results", local_results)
+    assert_same_results(workdir / "results", local_results["until"])
