@@ -146,7 +146,7 @@ def small_config():
             "heldout": dict(defaults["heldout"], replicates=100),
             "decisions": {"replicates": 100, "seed": 307},
             "reversal": dict(defaults["reversal"], permutations=99),
-            "information": dict(defaults["information"], permutations=40, shards=2),
+            "information": dict(defaults["information"], permutations=40, shards=1),
             "simulation": {"scenarios": {"tiny": {"n_tasks": 12, "n_panels": 4}},
                            "band_replicates": 100}}
 
