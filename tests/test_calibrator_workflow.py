@@ -174,14 +174,18 @@ def start_up_refusal(workdir, config):
     return str(refused.value)
 
 
-BAD_CALIBRATORS = [  # a calibrator: that is neither a panel nor a calibrator file
+# `calibrator:` values that are neither a panel nor a calibrator file: the file's content (None:
+# no file), the message (a regex; {panels}: the config's panels as the message lists them)
+BAD_CALIBRATORS = [
     ("missing.json", None, r"`calibrator: missing.json` is neither a panel of this config "
                            r"\({panels}\) nor a file"),
     ("beta.csv", "language,backbone,beta\nEnglish,gpt-4o,1.0\n",
      r"beta.csv: is not a calibrator file: not JSON"),
     ("other.json", '{"format": "something else"}', r"other.json: is not a calibrator file"),
 ]
-REFUSED = {"fit": FIT, "new": applying(analyses=["cbc", "heldout"]),  # refused at start-up
+# panels each refused at start-up one way (all but fit): an analysis that refits, both links,
+# a calibrator of its own, and each bad calibrator
+REFUSED = {"fit": FIT, "new": applying(analyses=["cbc", "heldout"]),
            "both": applying(extends="fit"), "selfish": {**FIT, "calibrator": "selfish"},
            **{f"bad_{Path(name).stem}": applying(calibrator=name)
               for name, _, _ in BAD_CALIBRATORS}}

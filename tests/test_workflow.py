@@ -1,4 +1,5 @@
-"""End-to-end: real snakemake runs in temporary directories, and a dry run of the full DAG."""
+"""End-to-end: real snakemake runs in temporary directories, a dry run of the full DAG, and the
+start-up checks that refuse a config before any job."""
 import json
 import shutil
 import subprocess
