@@ -100,6 +100,7 @@ def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
         before = len(made)
+        server.latency = 0.4  # a round's calls stay in flight long enough to be cut short
         deadline = time.monotonic() + 120
         while len(answered(server)) < before + 30 and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -111,6 +112,7 @@ def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
         assert "SIGTERM" in log and "calls not made" in log
         interrupted = len(answered(server))
         assert before < interrupted < 40 * CALLS_PER_ITEM
+        server.latency = 0.02
         snakemake(tmp_path, config, targets[0])
         assert no_repeated_answers(server)
         rounds = pd.read_csv(tmp_path / "results/pw/collect/stopping.csv")
