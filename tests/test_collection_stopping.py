@@ -18,7 +18,7 @@ import yaml
 from judge_items import pointwise_items
 from judge_server import JudgeServer
 from test_judges_workflow import PRICES, REPO, SCORERS, SECRET, collection_config, \
-    no_repeated_answers, snakemake
+    no_repeated_answers, side_by_side, snakemake
 
 from polyjudge.judges import Endpoint, load_prompt, plan_table, protocols
 from polyjudge.judges.cache import read_records, spent
@@ -134,21 +134,46 @@ def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
         assert list(again["items"]) == list(rounds["items"][:len(again)])
 
 
-@pytest.mark.slow
-def test_retire_stops_calling_a_judge_whose_pairs_are_settled(tmp_path):
-    # scorer_z's margins are far below the others' (its chosen and rejected both near 5), so its
-    # pairs settle within a few rounds; scorer_x vs scorer_y is too close for 48 items
-    scorers = {**SCORERS, "scorer_z": {"en": 2, "zh": 2, "es": 2}}
+# scorer_z's margins are far below the others' (its chosen and rejected both near 5), so its
+# pairs settle within a few rounds; scorer_x vs scorer_y is too close for 48 items
+RETIRING = {**SCORERS, "scorer_z": {"en": 2, "zh": 2, "es": 2}}
+BATCH = {"batch": True, "batch_poll_interval": 0.02, "batch_poll_max": 0.05}
+STOPPING, USAGE = "results/pw/collect/stopping.csv", "results/pw/collect/usage.csv"
+
+
+def retire_config(folder, base_url, shards, batch):
     stop = {"decisions": ["calibrated"], "epsilon": 0.02, "round_items": 8, "min_items": 8,
             "retire": True}
-    with JudgeServer(pointwise=scorers, api_key=SECRET) as server:
-        config = stop_config(tmp_path, server.base_url, stop, n_items=48, shards=1)
-        config["endpoints"]["scorer_z"] = {**config["endpoints"]["scorer_y"], "model": "scorer_z"}
-        config["panels"]["pw"]["collect"]["judges"] = list(scorers)
-        config["panels"]["pw"]["backbones"] = list(scorers)
-        snakemake(tmp_path, config, "results/pw/collect/stopping.csv")
-        rounds = pd.read_csv(tmp_path / "results/pw/collect/stopping.csv")
-        called = pd.Series([e["model"] for e in answered(server)]).value_counts()
+    config = stop_config(folder, base_url, stop, n_items=48, shards=shards)
+    config["endpoints"]["scorer_z"] = {**config["endpoints"]["scorer_y"], "model": "scorer_z"}
+    for endpoint in config["endpoints"].values():
+        endpoint.update(BATCH if batch else {})
+    config["panels"]["pw"]["collect"]["judges"] = list(RETIRING)
+    config["panels"]["pw"]["backbones"] = list(RETIRING)
+    return config
+
+
+@pytest.fixture(scope="module")
+def retiring(tmp_path_factory):
+    """The retirement set-up collected one by one (1 shard) and in batch jobs (2 shards), side
+    by side with a server each: batch -> (stopping.csv, usage.csv, server). The retire test
+    reads the first, the batch test compares the two."""
+    folders = {batch: tmp_path_factory.mktemp("batch" if batch else "sync")
+               for batch in (False, True)}
+    with JudgeServer(pointwise=RETIRING, api_key=SECRET) as sync, \
+            JudgeServer(pointwise=RETIRING, api_key=SECRET) as batched:
+        servers = {False: sync, True: batched}
+        side_by_side(*[(folders[batch], retire_config(folders[batch], servers[batch].base_url,
+                                                      2 if batch else 1, batch), STOPPING, USAGE)
+                       for batch in (False, True)])
+    return {batch: (pd.read_csv(folders[batch] / STOPPING), pd.read_csv(folders[batch] / USAGE),
+                    servers[batch]) for batch in (False, True)}
+
+
+@pytest.mark.slow
+def test_retire_stops_calling_a_judge_whose_pairs_are_settled(retiring):
+    rounds, _, server = retiring[False]
+    called = pd.Series([e["model"] for e in answered(server)]).value_counts()
     with_z = rounds["active_judges"].str.contains("scorer_z")
     assert with_z.iloc[0] and not with_z.iloc[-1]           # called first, then retired
     assert list(with_z) == sorted(with_z, reverse=True)     # never called again
@@ -157,33 +182,12 @@ def test_retire_stops_calling_a_judge_whose_pairs_are_settled(tmp_path):
     assert not rounds.iloc[-1]["stop"] and "scorer_x vs scorer_y" in rounds.iloc[-1]["undecided"]
 
 
-BATCH = {"batch": True, "batch_poll_interval": 0.02, "batch_poll_max": 0.05}
-
-
 @pytest.mark.slow
-def test_batch_rounds_decide_as_rounds_one_by_one_do_at_half_the_cost(tmp_path):
+def test_batch_rounds_decide_as_rounds_one_by_one_do_at_half_the_cost(retiring):
     # the retirement set-up in batch jobs, with 2 shards: one batch per judge per round, the same
-    # rounds, stops and retirements as calls one by one, usage at batch prices
-    scorers = {**SCORERS, "scorer_z": {"en": 2, "zh": 2, "es": 2}}
-    stop = {"decisions": ["calibrated"], "epsilon": 0.02, "round_items": 8, "min_items": 8,
-            "retire": True}
-    runs = {}
-    for batch in (False, True):
-        folder = tmp_path / ("batch" if batch else "sync")
-        folder.mkdir()
-        with JudgeServer(pointwise=scorers, api_key=SECRET) as server:
-            config = stop_config(folder, server.base_url, stop, n_items=48, shards=2)
-            config["endpoints"]["scorer_z"] = {**config["endpoints"]["scorer_y"],
-                                               "model": "scorer_z"}
-            for endpoint in config["endpoints"].values():
-                endpoint.update(BATCH if batch else {})
-            config["panels"]["pw"]["collect"]["judges"] = list(scorers)
-            config["panels"]["pw"]["backbones"] = list(scorers)
-            snakemake(folder, config, "results/pw/collect/stopping.csv",
-                      "results/pw/collect/usage.csv")
-            runs[batch] = (pd.read_csv(folder / "results/pw/collect/stopping.csv"),
-                           pd.read_csv(folder / "results/pw/collect/usage.csv"), server)
-    (sync, sync_usage, _), (rounds, usage, server) = runs[False], runs[True]
+    # rounds, stops and retirements as calls one by one (in 1 shard: nor do the shards change
+    # them), usage at batch prices
+    (sync, sync_usage, _), (rounds, usage, server) = retiring[False], retiring[True]
     decided = ["round", "items", "calls", "stop", "reason", "undecided_pairs", "active_judges"]
     pd.testing.assert_frame_equal(rounds[decided], sync[decided])
     assert rounds["cost_usd"].to_numpy() == pytest.approx(sync["cost_usd"].to_numpy() / 2)
