@@ -221,36 +221,55 @@ def design_cost(n_items, judge):
     return float(plan_table(calls, endpoints)["cost_usd"].iloc[-1])
 
 
+N_CAPPED, CONCURRENCY, CAPPED_JUDGE = 100, 2, "scorer_x"
+
+
+def capped_config(folder, base_url, cap, batch):
+    config = collection_config(folder, base_url, n_pointwise=N_CAPPED, shards=8, max_cost=cap)
+    plain = config["panels"]["pw"]
+    plain["collect"]["judges"] = plain["backbones"] = [CAPPED_JUDGE]
+    config["panels"]["pws"] = {**plain, "collect": {
+        **plain["collect"], "stop": {"beta_halfwidth": 0.01, "round_items": N_CAPPED}}}
+    for endpoint in config["endpoints"].values():
+        endpoint["max_concurrency"] = CONCURRENCY
+        if batch:
+            endpoint.update(BATCH, batch_max_requests=CONCURRENCY)
+    return config
+
+
+@pytest.fixture(scope="module")
+def capped(tmp_path_factory):
+    """The 8-shard collections at a cap, one by one and in batch jobs, side by side with a
+    server each: batch -> (folder, snakemake's result, server, cap)."""
+    # in batch jobs the cap buys twice the calls; batches of 2 are what is in flight per shard
+    cap = design_cost(N_CAPPED, CAPPED_JUDGE) / 10
+    folders = {batch: tmp_path_factory.mktemp("batch" if batch else "one_by_one")
+               for batch in (False, True)}
+    with JudgeServer(pointwise=SCORERS, api_key=SECRET, latency=0.03) as one_by_one, \
+            JudgeServer(pointwise=SCORERS, api_key=SECRET, latency=0.03) as batched:
+        servers = {False: one_by_one, True: batched}
+        results = side_by_side(*[
+            (folders[batch], capped_config(folders[batch], servers[batch].base_url, cap, batch),
+             "--cores", "8", "--keep-going", USAGE, "results/pws/collect/stopping.csv")
+            for batch in (False, True)], check=False)
+    return {batch: (folders[batch], result, servers[batch], cap)
+            for batch, result in zip((False, True), results)}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("batch", [False, True], ids=["one_by_one", "batch"])
-def test_max_cost_holds_across_eight_parallel_shards(tmp_path, batch):
-    n_items, concurrency, judge = 100, 2, "scorer_x"
-    # in batch jobs the cap buys twice the calls; batches of 5 are what is in flight per shard
-    cap = design_cost(n_items, judge) / 10
-    with JudgeServer(pointwise=SCORERS, api_key=SECRET, latency=0.03) as server:
-        config = collection_config(tmp_path, server.base_url, n_pointwise=n_items, shards=8,
-                                   max_cost=cap)
-        plain = config["panels"]["pw"]
-        plain["collect"]["judges"] = plain["backbones"] = [judge]
-        config["panels"]["pws"] = {**plain, "collect": {
-            **plain["collect"], "stop": {"beta_halfwidth": 0.01, "round_items": n_items}}}
-        for endpoint in config["endpoints"].values():
-            endpoint["max_concurrency"] = concurrency
-            if batch:
-                endpoint.update(BATCH, batch_max_requests=concurrency)
-        result = snakemake(tmp_path, config, "--cores", "8", "--keep-going",
-                           "results/pw/collect/usage.csv", "results/pws/collect/stopping.csv",
-                           check=False)
-        assert result.returncode != 0  # both stop at the cap
-        assert bool(server.batch_created) == batch
-    in_flight = 8 * concurrency  # shards x calls (or requests of open batches) in flight
-    largest = max(r["cost"] for panel in ("pw", "pws") for r in cache_records(tmp_path, panel))
+def test_max_cost_holds_across_eight_parallel_shards(capped, batch):
+    folder, result, server, cap = capped[batch]
+    assert result.returncode != 0  # both stop at the cap
+    assert bool(server.batch_created) == batch
+    in_flight = 8 * CONCURRENCY  # shards x calls (or requests of open batches) in flight
+    largest = max(r["cost"] for panel in ("pw", "pws") for r in cache_records(folder, panel))
     for panel in ("pw", "pws"):
-        spend = spent(tmp_path / "cache", panel)
+        spend = spent(folder / "cache", panel)
         print(f"{panel}: spent ${spend:.6f} of max_cost ${cap:.6f} ({spend / cap:.3f} x), "
               f"bound ${cap + in_flight * largest:.6f}")
         assert 0.5 * cap < spend <= cap + in_flight * largest, (panel, spend, cap)
-        logs = "".join(p.read_text() for p in (tmp_path / "results" / panel).rglob("*.log"))
+        logs = "".join(p.read_text() for p in (folder / "results" / panel).rglob("*.log"))
         assert f"max_cost {cap} reached" in logs
 
 
@@ -283,20 +302,28 @@ def test_bad_stop_settings_are_named(stop, kind, key):
 
 @pytest.mark.slow
 def test_bad_stop_fails_at_start_up(tmp_path):
-    config = collection_config(tmp_path, "http://127.0.0.1:9/v1", n_pairwise=10, n_pointwise=10)
+    # two configs, a dry run each, side by side: the settings checks, and an unknown key (which
+    # is reported alone, before them)
+    settings, unknown = tmp_path / "settings", tmp_path / "unknown"
+    configs = []
+    for folder in (settings, unknown):
+        folder.mkdir()
+        configs.append(collection_config(folder, "http://127.0.0.1:9/v1", n_pairwise=10,
+                                         n_pointwise=10))
+    config, other = configs
     config["panels"]["pw"]["collect"]["stop"] = {"beta_halfwidth": 0.3, "min_items": 50,
                                                  "max_items": 10}
     config["panels"]["ls"]["collect"]["stop"] = {"beta_halfwidth": 0.3}
-    result = snakemake(tmp_path, config, "--dry-run", check=False)
+    del other["panels"]["ls"]
+    other["panels"]["pw"]["collect"]["stop"] = {"beta_width": 0.3}  # an unknown target
+    result, second = side_by_side((settings, config, "--dry-run"), (unknown, other, "--dry-run"),
+                                  check=False)
     output = result.stdout + result.stderr
     assert result.returncode != 0 and "Job stats" not in output
     assert "panel 'pw': `collect.stop.min_items` (50) is above `max_items` (10)" in output
     assert "panel 'ls': `collect.stop` is for pointwise collections" in output
-    del config["panels"]["ls"]
-    config["panels"]["pw"]["collect"]["stop"] = {"beta_width": 0.3}  # an unknown target
-    result = snakemake(tmp_path, config, "--dry-run", check=False)
-    assert result.returncode != 0 and "beta_width" in result.stdout + result.stderr
-    assert "beta_halfwidth" in result.stdout + result.stderr        # the nearest valid key
+    assert second.returncode != 0 and "beta_width" in second.stdout + second.stderr
+    assert "beta_halfwidth" in second.stdout + second.stderr        # the nearest valid key
 
 
 # --- the ledger ------------------------------------------------------------------------------
