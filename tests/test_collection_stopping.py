@@ -88,7 +88,8 @@ def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
         assert tensor["task"].nunique() == last["items"]
         assert len(pd.read_csv(tmp_path / "results/pw/cbc/beta.csv")) == 3 * 2
         usage = pd.read_csv(tmp_path / "results/pw/collect/usage.csv")
-        assert usage["design"].str.startswith(f"stopped adaptively after round {len(rounds)}").all()
+        design = f"stopped adaptively after round {len(rounds)}"
+        assert usage["design"].str.startswith(design).all()
 
         # a tighter target continues; SIGTERM in the middle of a round loses no paid call
         config["panels"]["pw"]["collect"]["stop"]["beta_halfwidth"] = 0.3
@@ -100,7 +101,7 @@ def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
         before = len(made)
-        server.latency = 0.4  # a round's calls stay in flight long enough to be cut short
+        server.latency = 1.0  # a round's calls stay in flight a second: the signal lands mid-round
         deadline = time.monotonic() + 120
         while len(answered(server)) < before + 30 and time.monotonic() < deadline:
             time.sleep(0.05)
