@@ -3,7 +3,9 @@
 call for call with the server; a tighter target continues; SIGTERM mid-round repeats no paid
 call; an unmeetable target stops with the widths reached; the analyses run on the items
 collected; 8 shards in parallel stay within max_cost plus the calls in flight (with and without
-stop); bad `stop` settings fail at start-up naming the key. Plus the ledger on its own."""
+stop); bad `stop` settings fail at start-up naming the key. Plus the ledger on its own.
+Collections that several tests read, or that do not depend on each other, are made once per
+module and side by side (fixtures `retiring`, `capped`)."""
 import multiprocessing
 import os
 import signal
