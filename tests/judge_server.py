@@ -74,6 +74,12 @@ def _not_found(what: str):
     return 404, {"error": {"message": f"{what} not found", "type": "invalid_request_error"}}, {}
 
 
+class _Server(ThreadingHTTPServer):
+    # listen() backlog: the default 5 drops the SYNs of a burst of new connections (shards x
+    # concurrency at a round's start), and each dropped one waits 1 s for its retransmission
+    request_queue_size = 128
+
+
 class JudgeServer:
     def __init__(self, pairwise=None, pointwise=None, faults=None, unparseable=None,
                  retry_after=0.05, slow_seconds=0.2, api_key=None, latency=0.0, batch_delay=0.0,
@@ -131,7 +137,7 @@ class JudgeServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client went away
                     pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.httpd.handle_error = lambda request, address: None  # a client that went away
         # a 0.05 s poll: __exit__ returns at once, not after up to 0.5 s (the default)

@@ -3,7 +3,9 @@
 call for call with the server; a tighter target continues; SIGTERM mid-round repeats no paid
 call; an unmeetable target stops with the widths reached; the analyses run on the items
 collected; 8 shards in parallel stay within max_cost plus the calls in flight (with and without
-stop); bad `stop` settings fail at start-up naming the key. Plus the ledger on its own."""
+stop); bad `stop` settings fail at start-up naming the key. Plus the ledger on its own.
+Collections that several tests read, or that do not depend on each other, are made once per
+module and side by side (fixtures `retiring`, `capped`)."""
 import multiprocessing
 import os
 import signal
@@ -18,7 +20,7 @@ import yaml
 from judge_items import pointwise_items
 from judge_server import JudgeServer
 from test_judges_workflow import PRICES, REPO, SCORERS, SECRET, collection_config, \
-    no_repeated_answers, snakemake
+    no_repeated_answers, side_by_side, snakemake
 
 from polyjudge.judges import Endpoint, load_prompt, plan_table, protocols
 from polyjudge.judges.cache import read_records, spent
@@ -88,7 +90,8 @@ def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
         assert tensor["task"].nunique() == last["items"]
         assert len(pd.read_csv(tmp_path / "results/pw/cbc/beta.csv")) == 3 * 2
         usage = pd.read_csv(tmp_path / "results/pw/collect/usage.csv")
-        assert usage["design"].str.startswith(f"stopped adaptively after round {len(rounds)}").all()
+        design = f"stopped adaptively after round {len(rounds)}"
+        assert usage["design"].str.startswith(design).all()
 
         # a tighter target continues; SIGTERM in the middle of a round loses no paid call
         config["panels"]["pw"]["collect"]["stop"]["beta_halfwidth"] = 0.3
@@ -100,6 +103,7 @@ def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
         before = len(made)
+        server.latency = 1.0  # a round's calls stay in flight a second: the signal lands mid-round
         deadline = time.monotonic() + 120
         while len(answered(server)) < before + 30 and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -111,6 +115,7 @@ def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
         assert "SIGTERM" in log and "calls not made" in log
         interrupted = len(answered(server))
         assert before < interrupted < 40 * CALLS_PER_ITEM
+        server.latency = 0.02
         snakemake(tmp_path, config, targets[0])
         assert no_repeated_answers(server)
         rounds = pd.read_csv(tmp_path / "results/pw/collect/stopping.csv")
@@ -132,21 +137,46 @@ def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
         assert list(again["items"]) == list(rounds["items"][:len(again)])
 
 
-@pytest.mark.slow
-def test_retire_stops_calling_a_judge_whose_pairs_are_settled(tmp_path):
-    # scorer_z's margins are far below the others' (its chosen and rejected both near 5), so its
-    # pairs settle within a few rounds; scorer_x vs scorer_y is too close for 48 items
-    scorers = {**SCORERS, "scorer_z": {"en": 2, "zh": 2, "es": 2}}
+# scorer_z's margins are far below the others' (its chosen and rejected both near 5), so its
+# pairs settle within a few rounds; scorer_x vs scorer_y is too close for 48 items
+RETIRING = {**SCORERS, "scorer_z": {"en": 2, "zh": 2, "es": 2}}
+BATCH = {"batch": True, "batch_poll_interval": 0.02, "batch_poll_max": 0.05}
+STOPPING, USAGE = "results/pw/collect/stopping.csv", "results/pw/collect/usage.csv"
+
+
+def retire_config(folder, base_url, shards, batch):
     stop = {"decisions": ["calibrated"], "epsilon": 0.02, "round_items": 8, "min_items": 8,
             "retire": True}
-    with JudgeServer(pointwise=scorers, api_key=SECRET) as server:
-        config = stop_config(tmp_path, server.base_url, stop, n_items=48, shards=1)
-        config["endpoints"]["scorer_z"] = {**config["endpoints"]["scorer_y"], "model": "scorer_z"}
-        config["panels"]["pw"]["collect"]["judges"] = list(scorers)
-        config["panels"]["pw"]["backbones"] = list(scorers)
-        snakemake(tmp_path, config, "results/pw/collect/stopping.csv")
-        rounds = pd.read_csv(tmp_path / "results/pw/collect/stopping.csv")
-        called = pd.Series([e["model"] for e in answered(server)]).value_counts()
+    config = stop_config(folder, base_url, stop, n_items=48, shards=shards)
+    config["endpoints"]["scorer_z"] = {**config["endpoints"]["scorer_y"], "model": "scorer_z"}
+    for endpoint in config["endpoints"].values():
+        endpoint.update(BATCH if batch else {})
+    config["panels"]["pw"]["collect"]["judges"] = list(RETIRING)
+    config["panels"]["pw"]["backbones"] = list(RETIRING)
+    return config
+
+
+@pytest.fixture(scope="module")
+def retiring(tmp_path_factory):
+    """The retirement set-up collected one by one (1 shard) and in batch jobs (2 shards), side
+    by side with a server each: batch -> (stopping.csv, usage.csv, server). The retire test
+    reads the first, the batch test compares the two."""
+    folders = {batch: tmp_path_factory.mktemp("batch" if batch else "sync")
+               for batch in (False, True)}
+    with JudgeServer(pointwise=RETIRING, api_key=SECRET) as sync, \
+            JudgeServer(pointwise=RETIRING, api_key=SECRET) as batched:
+        servers = {False: sync, True: batched}
+        side_by_side(*[(folders[batch], retire_config(folders[batch], servers[batch].base_url,
+                                                      2 if batch else 1, batch), STOPPING, USAGE)
+                       for batch in (False, True)])
+    return {batch: (pd.read_csv(folders[batch] / STOPPING), pd.read_csv(folders[batch] / USAGE),
+                    servers[batch]) for batch in (False, True)}
+
+
+@pytest.mark.slow
+def test_retire_stops_calling_a_judge_whose_pairs_are_settled(retiring):
+    rounds, _, server = retiring[False]
+    called = pd.Series([e["model"] for e in answered(server)]).value_counts()
     with_z = rounds["active_judges"].str.contains("scorer_z")
     assert with_z.iloc[0] and not with_z.iloc[-1]           # called first, then retired
     assert list(with_z) == sorted(with_z, reverse=True)     # never called again
@@ -155,33 +185,12 @@ def test_retire_stops_calling_a_judge_whose_pairs_are_settled(tmp_path):
     assert not rounds.iloc[-1]["stop"] and "scorer_x vs scorer_y" in rounds.iloc[-1]["undecided"]
 
 
-BATCH = {"batch": True, "batch_poll_interval": 0.02, "batch_poll_max": 0.05}
-
-
 @pytest.mark.slow
-def test_batch_rounds_decide_as_rounds_one_by_one_do_at_half_the_cost(tmp_path):
+def test_batch_rounds_decide_as_rounds_one_by_one_do_at_half_the_cost(retiring):
     # the retirement set-up in batch jobs, with 2 shards: one batch per judge per round, the same
-    # rounds, stops and retirements as calls one by one, usage at batch prices
-    scorers = {**SCORERS, "scorer_z": {"en": 2, "zh": 2, "es": 2}}
-    stop = {"decisions": ["calibrated"], "epsilon": 0.02, "round_items": 8, "min_items": 8,
-            "retire": True}
-    runs = {}
-    for batch in (False, True):
-        folder = tmp_path / ("batch" if batch else "sync")
-        folder.mkdir()
-        with JudgeServer(pointwise=scorers, api_key=SECRET) as server:
-            config = stop_config(folder, server.base_url, stop, n_items=48, shards=2)
-            config["endpoints"]["scorer_z"] = {**config["endpoints"]["scorer_y"],
-                                               "model": "scorer_z"}
-            for endpoint in config["endpoints"].values():
-                endpoint.update(BATCH if batch else {})
-            config["panels"]["pw"]["collect"]["judges"] = list(scorers)
-            config["panels"]["pw"]["backbones"] = list(scorers)
-            snakemake(folder, config, "results/pw/collect/stopping.csv",
-                      "results/pw/collect/usage.csv")
-            runs[batch] = (pd.read_csv(folder / "results/pw/collect/stopping.csv"),
-                           pd.read_csv(folder / "results/pw/collect/usage.csv"), server)
-    (sync, sync_usage, _), (rounds, usage, server) = runs[False], runs[True]
+    # rounds, stops and retirements as calls one by one (in 1 shard: nor do the shards change
+    # them), usage at batch prices
+    (sync, sync_usage, _), (rounds, usage, server) = retiring[False], retiring[True]
     decided = ["round", "items", "calls", "stop", "reason", "undecided_pairs", "active_judges"]
     pd.testing.assert_frame_equal(rounds[decided], sync[decided])
     assert rounds["cost_usd"].to_numpy() == pytest.approx(sync["cost_usd"].to_numpy() / 2)
@@ -215,36 +224,55 @@ def design_cost(n_items, judge):
     return float(plan_table(calls, endpoints)["cost_usd"].iloc[-1])
 
 
+N_CAPPED, CONCURRENCY, CAPPED_JUDGE = 100, 2, "scorer_x"
+
+
+def capped_config(folder, base_url, cap, batch):
+    config = collection_config(folder, base_url, n_pointwise=N_CAPPED, shards=8, max_cost=cap)
+    plain = config["panels"]["pw"]
+    plain["collect"]["judges"] = plain["backbones"] = [CAPPED_JUDGE]
+    config["panels"]["pws"] = {**plain, "collect": {
+        **plain["collect"], "stop": {"beta_halfwidth": 0.01, "round_items": N_CAPPED}}}
+    for endpoint in config["endpoints"].values():
+        endpoint["max_concurrency"] = CONCURRENCY
+        if batch:
+            endpoint.update(BATCH, batch_max_requests=CONCURRENCY)
+    return config
+
+
+@pytest.fixture(scope="module")
+def capped(tmp_path_factory):
+    """The 8-shard collections at a cap, one by one and in batch jobs, side by side with a
+    server each: batch -> (folder, snakemake's result, server, cap)."""
+    # in batch jobs the cap buys twice the calls; batches of 2 are what is in flight per shard
+    cap = design_cost(N_CAPPED, CAPPED_JUDGE) / 10
+    folders = {batch: tmp_path_factory.mktemp("batch" if batch else "one_by_one")
+               for batch in (False, True)}
+    with JudgeServer(pointwise=SCORERS, api_key=SECRET, latency=0.03) as one_by_one, \
+            JudgeServer(pointwise=SCORERS, api_key=SECRET, latency=0.03) as batched:
+        servers = {False: one_by_one, True: batched}
+        results = side_by_side(*[
+            (folders[batch], capped_config(folders[batch], servers[batch].base_url, cap, batch),
+             "--cores", "8", "--keep-going", USAGE, "results/pws/collect/stopping.csv")
+            for batch in (False, True)], check=False)
+    return {batch: (folders[batch], result, servers[batch], cap)
+            for batch, result in zip((False, True), results)}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("batch", [False, True], ids=["one_by_one", "batch"])
-def test_max_cost_holds_across_eight_parallel_shards(tmp_path, batch):
-    n_items, concurrency, judge = 100, 2, "scorer_x"
-    # in batch jobs the cap buys twice the calls; batches of 5 are what is in flight per shard
-    cap = design_cost(n_items, judge) / 10
-    with JudgeServer(pointwise=SCORERS, api_key=SECRET, latency=0.03) as server:
-        config = collection_config(tmp_path, server.base_url, n_pointwise=n_items, shards=8,
-                                   max_cost=cap)
-        plain = config["panels"]["pw"]
-        plain["collect"]["judges"] = plain["backbones"] = [judge]
-        config["panels"]["pws"] = {**plain, "collect": {
-            **plain["collect"], "stop": {"beta_halfwidth": 0.01, "round_items": n_items}}}
-        for endpoint in config["endpoints"].values():
-            endpoint["max_concurrency"] = concurrency
-            if batch:
-                endpoint.update(BATCH, batch_max_requests=concurrency)
-        result = snakemake(tmp_path, config, "--cores", "8", "--keep-going",
-                           "results/pw/collect/usage.csv", "results/pws/collect/stopping.csv",
-                           check=False)
-        assert result.returncode != 0  # both stop at the cap
-        assert bool(server.batch_created) == batch
-    in_flight = 8 * concurrency  # shards x calls (or requests of open batches) in flight
-    largest = max(r["cost"] for panel in ("pw", "pws") for r in cache_records(tmp_path, panel))
+def test_max_cost_holds_across_eight_parallel_shards(capped, batch):
+    folder, result, server, cap = capped[batch]
+    assert result.returncode != 0  # both stop at the cap
+    assert bool(server.batch_created) == batch
+    in_flight = 8 * CONCURRENCY  # shards x calls (or requests of open batches) in flight
+    largest = max(r["cost"] for panel in ("pw", "pws") for r in cache_records(folder, panel))
     for panel in ("pw", "pws"):
-        spend = spent(tmp_path / "cache", panel)
+        spend = spent(folder / "cache", panel)
         print(f"{panel}: spent ${spend:.6f} of max_cost ${cap:.6f} ({spend / cap:.3f} x), "
               f"bound ${cap + in_flight * largest:.6f}")
         assert 0.5 * cap < spend <= cap + in_flight * largest, (panel, spend, cap)
-        logs = "".join(p.read_text() for p in (tmp_path / "results" / panel).rglob("*.log"))
+        logs = "".join(p.read_text() for p in (folder / "results" / panel).rglob("*.log"))
         assert f"max_cost {cap} reached" in logs
 
 
@@ -277,20 +305,28 @@ def test_bad_stop_settings_are_named(stop, kind, key):
 
 @pytest.mark.slow
 def test_bad_stop_fails_at_start_up(tmp_path):
-    config = collection_config(tmp_path, "http://127.0.0.1:9/v1", n_pairwise=10, n_pointwise=10)
+    # two configs, a dry run each, side by side: the settings checks, and an unknown key (which
+    # is reported alone, before them)
+    settings, unknown = tmp_path / "settings", tmp_path / "unknown"
+    configs = []
+    for folder in (settings, unknown):
+        folder.mkdir()
+        configs.append(collection_config(folder, "http://127.0.0.1:9/v1", n_pairwise=10,
+                                         n_pointwise=10))
+    config, other = configs
     config["panels"]["pw"]["collect"]["stop"] = {"beta_halfwidth": 0.3, "min_items": 50,
                                                  "max_items": 10}
     config["panels"]["ls"]["collect"]["stop"] = {"beta_halfwidth": 0.3}
-    result = snakemake(tmp_path, config, "--dry-run", check=False)
+    del other["panels"]["ls"]
+    other["panels"]["pw"]["collect"]["stop"] = {"beta_width": 0.3}  # an unknown target
+    result, second = side_by_side((settings, config, "--dry-run"), (unknown, other, "--dry-run"),
+                                  check=False)
     output = result.stdout + result.stderr
     assert result.returncode != 0 and "Job stats" not in output
     assert "panel 'pw': `collect.stop.min_items` (50) is above `max_items` (10)" in output
     assert "panel 'ls': `collect.stop` is for pointwise collections" in output
-    del config["panels"]["ls"]
-    config["panels"]["pw"]["collect"]["stop"] = {"beta_width": 0.3}  # an unknown target
-    result = snakemake(tmp_path, config, "--dry-run", check=False)
-    assert result.returncode != 0 and "beta_width" in result.stdout + result.stderr
-    assert "beta_halfwidth" in result.stdout + result.stderr        # the nearest valid key
+    assert second.returncode != 0 and "beta_width" in second.stdout + second.stderr
+    assert "beta_halfwidth" in second.stdout + second.stderr        # the nearest valid key
 
 
 # --- the ledger ------------------------------------------------------------------------------

@@ -1,11 +1,16 @@
 """End to end: the real workflow collects a Judge-LS panel and a pointwise panel from the local
 server (tests/judge_server.py) with planted judges and injected faults, and the existing analyses
 recover the planted values. Also: a run stopped by max_cost and restarted repeats no request;
-usage and cost equal the server's counts; the API key is written nowhere."""
+usage and cost equal the server's counts; the API key is written nowhere. The restart and the
+Judge-LS collection are one snakemake run (module fixture `collected`), each panel with its own
+server."""
+import copy
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -93,8 +98,16 @@ def snakemake(workdir, config, *args, check=True):
                              "--cores", "2", *args, "--configfile", str(path)],
                             cwd=workdir, capture_output=True, text=True, env=env)
     if check and result.returncode != 0:
-        raise AssertionError(f"snakemake failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}")
+        raise AssertionError(f"snakemake failed:\n{result.stdout[-3000:]}\n"
+                             f"{result.stderr[-5000:]}")
     return result
+
+
+def side_by_side(*runs, check=True):
+    """``snakemake(workdir, config, *args)`` for each ``(workdir, config, *args)``, all at once:
+    independent collections share the cores instead of waiting for each other."""
+    with ThreadPoolExecutor(len(runs)) as pool:
+        return list(pool.map(lambda run: snakemake(*run, check=check), runs))
 
 
 def no_repeated_answers(server):
@@ -102,16 +115,37 @@ def no_repeated_answers(server):
     return not answered.duplicated().any()
 
 
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory):
+    """The pointwise panel (2 shards) stopped by max_cost, then one run resuming it beside the
+    Judge-LS collection (1 shard); each panel's endpoints on a server of its own, so each
+    server's counts are its panel's. What the capped run left is kept for the test."""
+    folder = tmp_path_factory.mktemp("collected")
+    with make_server() as ls_server, make_server() as pw_server:
+        config = collection_config(folder, pw_server.base_url, n_pairwise=80, n_pointwise=20,
+                                   shards=2)
+        config["panels"]["ls"]["collect"]["shards"] = 1
+        for name in ("translator", "judge_a", "judge_b"):
+            config["endpoints"][name]["base_url"] = ls_server.base_url
+        capped = copy.deepcopy(config)
+        del capped["panels"]["ls"]
+        capped["collection"]["max_cost"] = 0.0004
+        first = snakemake(folder, capped, "--keep-going", *POINTWISE_TARGETS, check=False)
+        logs = "".join(p.read_text() for p in (folder / "results").rglob("logs/*.log"))
+        made = sum(e["status"] == 200 for e in pw_server.log)
+        snakemake(folder, config, *PAIRWISE_TARGETS, *POINTWISE_TARGETS)
+        yield SimpleNamespace(folder=folder, config=config, ls_server=ls_server,
+                              pw_server=pw_server, first=first, capped_logs=logs, made=made)
+
+
 @pytest.mark.slow
-def test_judge_ls_collection_recovers_planted_judges(tmp_path):
-    with make_server() as server:
-        config = collection_config(tmp_path, server.base_url, n_pairwise=80)
-        snakemake(tmp_path, config, *PAIRWISE_TARGETS)
-        assert server.authorization == {f"Bearer {SECRET}"}
-        assert no_repeated_answers(server)
-        faults = pd.Series([e["status"] for e in server.log]).value_counts()
-        assert faults[429] > 0 and faults[500] > 0
-    out = tmp_path / "results" / "ls"
+def test_judge_ls_collection_recovers_planted_judges(collected):
+    server, folder = collected.ls_server, collected.folder
+    assert server.authorization == {f"Bearer {SECRET}"}
+    assert no_repeated_answers(server)
+    faults = pd.Series([e["status"] for e in server.log]).value_counts()
+    assert faults[429] > 0 and faults[500] > 0
+    out = folder / "results" / "ls"
     # the existing Judge-LS tables recover every planted value inside its (99.9%) interval
     tables = {name: pd.read_csv(out / "judge_ls" / f"{name}.csv")
               for name in ("accuracy", "flips", "position", "tie_probe")}
@@ -144,8 +178,8 @@ def test_judge_ls_collection_recovers_planted_judges(tmp_path):
     assert all(len(repr(c).split(".")[-1]) <= 7 for c in plan["cost_usd"])
     # the audit ran on the collected translations
     assert len(pd.read_csv(out / "collect" / "audit.csv")) == 80 * 3 * 2
-    # the key went over the wire and nowhere else
-    for path in tmp_path.rglob("*"):
+    # the key went over the wire and nowhere else (in either collection's files)
+    for path in folder.rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
 
@@ -163,38 +197,35 @@ def check_usage(usage, server):
 
 
 @pytest.mark.slow
-def test_pointwise_collection_stopped_by_max_cost_resumes_without_repeats(tmp_path):
-    with make_server() as server:
-        config = collection_config(tmp_path, server.base_url, n_pointwise=20, shards=2,
-                                   max_cost=0.0004)
-        first = snakemake(tmp_path, config, "--keep-going", *POINTWISE_TARGETS, check=False)
-        assert first.returncode != 0
-        logs = "".join(p.read_text() for p in (tmp_path / "results").rglob("logs/*.log"))
-        assert "max_cost 0.0004 reached" in logs and "calls not made" in logs
-        made = sum(e["status"] == 200 for e in server.log)
-        assert 0 < made < 2 * 20 * 3 * 2
-        config["collection"]["max_cost"] = None
-        snakemake(tmp_path, config, *POINTWISE_TARGETS)
-        assert no_repeated_answers(server)
-        answered = sum(e["status"] == 200 for e in server.log)
-        assert answered == 2 * 20 * 3 * 2
-        usage = pd.read_csv(tmp_path / "results/pw/collect/usage.csv")
-        check_usage(usage, server)
-        total = usage.set_index("endpoint").loc["total"]
-        assert total["calls_made_this_run"] == answered - made and total["calls"] == answered
-        # the scores are exactly the planted ones, and CBC read them as a preference panel
-        scores = pd.read_parquet(tmp_path / "results/pw/collect/scores/scorer_x.parquet")
-        assert len(scores) == 20 * 3
-        ok = scores["chosen_status"] == "ok"
-        planted = [server.planted_score("scorer_x", str(i), lang, "chosen")
-                   for i, lang in zip(scores["item_numeric_id"], scores["language"])]
-        assert (scores.loc[ok, "chosen_score"] == pd.Series(planted)[ok]).all()
-        assert len(pd.read_csv(tmp_path / "results/pw/cbc/beta.csv")) == 3 * 2
-        log = (tmp_path / "results/pw/logs/judge_pointwise_scorer_x_0.log").read_text()
-        assert "calls/s" in log and "ETA" in log                 # progress lines
-        # changing one judge's settings calls only that judge again
-        config["endpoints"]["scorer_y"]["max_tokens"] = 64
-        snakemake(tmp_path, config, *POINTWISE_TARGETS)
-        later = [e for e in server.log if e["status"] == 200][answered:]
-        assert len(later) == 20 * 3 * 2 and {e["model"] for e in later} == {"scorer_y"}
-        assert no_repeated_answers(server)
+def test_pointwise_collection_stopped_by_max_cost_resumes_without_repeats(collected):
+    folder, server, made = collected.folder, collected.pw_server, collected.made
+    assert collected.first.returncode != 0
+    logs = collected.capped_logs
+    assert "max_cost 0.0004 reached" in logs and "calls not made" in logs
+    assert 0 < made < 2 * 20 * 3 * 2
+    # the run without max_cost (beside the Judge-LS collection) made the rest, none twice
+    assert no_repeated_answers(server)
+    answered = sum(e["status"] == 200 for e in server.log)
+    assert answered == 2 * 20 * 3 * 2
+    usage = pd.read_csv(folder / "results/pw/collect/usage.csv")
+    check_usage(usage, server)
+    total = usage.set_index("endpoint").loc["total"]
+    assert total["calls_made_this_run"] == answered - made and total["calls"] == answered
+    # the scores are exactly the planted ones, and CBC read them as a preference panel
+    scores = pd.read_parquet(folder / "results/pw/collect/scores/scorer_x.parquet")
+    assert len(scores) == 20 * 3
+    ok = scores["chosen_status"] == "ok"
+    planted = [server.planted_score("scorer_x", str(i), lang, "chosen")
+               for i, lang in zip(scores["item_numeric_id"], scores["language"])]
+    assert (scores.loc[ok, "chosen_score"] == pd.Series(planted)[ok]).all()
+    assert len(pd.read_csv(folder / "results/pw/cbc/beta.csv")) == 3 * 2
+    log = (folder / "results/pw/logs/judge_pointwise_scorer_x_0.log").read_text()
+    assert "calls/s" in log and "ETA" in log                 # progress lines
+    # changing one judge's settings calls only that judge again (usage.csv reads every
+    # judge's shards, so scorer_x's are in the run too)
+    config = copy.deepcopy(collected.config)
+    config["endpoints"]["scorer_y"]["max_tokens"] = 64
+    snakemake(folder, config, "results/pw/collect/usage.csv")
+    later = [e for e in server.log if e["status"] == 200][answered:]
+    assert len(later) == 20 * 3 * 2 and {e["model"] for e in later} == {"scorer_y"}
+    assert no_repeated_answers(server)
