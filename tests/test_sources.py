@@ -384,41 +384,72 @@ def test_workflow_reads_each_source_as_the_one_csv(tmp_path):
         len(f["sha256"]) == 64 for f in manifest["files"]["runs"])
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("problem", ["duplicate", "no_match", "field", "json"])
-def test_workflow_stops_on_a_bad_source_and_leaves_no_output(tmp_path, problem):
-    from test_workflow import snakemake, write_config
+# problem -> where the workflow finds it: reading the files (ingest) or listing them, when the
+# DAG is built (ingest's input function), which stops the run before any job starts
+BAD_SOURCES = {"duplicate": "ingest", "field": "ingest", "json": "ingest", "no_match": "dag"}
+
+
+def bad_source(data: Path, problem: str) -> tuple[dict, list[str]]:
+    """The runs as a JSON Lines tree under ``data/<problem>/`` with one problem planted: the
+    panel's `runs` source and the texts its message must hold."""
     frame = runs_table()
-    data = tmp_path / "data"
-    data.mkdir()
-    jsonl_tree(data, frame)
-    source = {"template": "judges/{backbone}/{language}.jsonl"}
-    path = data / "judges" / "gpt" / "de.jsonl"
+    jsonl_tree(data / problem, frame)
+    source = {"template": f"{problem}/judges/{{backbone}}/{{language}}.jsonl"}
+    path = data / problem / "judges" / "gpt" / "de.jsonl"
     lines = path.read_text().splitlines()
     if problem == "duplicate":
-        write_jsonl(data / "more" / "gpt" / "de.jsonl", frame.iloc[[frame.index[
+        write_jsonl(data / problem / "more" / "gpt" / "de.jsonl", frame.iloc[[frame.index[
             (frame.backbone == "gpt") & (frame.language == "de")][0]]])
-        source = {"path": ["judges/*/*.jsonl", "more/*/*.jsonl"],
+        source = {"path": [f"{problem}/judges/*/*.jsonl", f"{problem}/more/*/*.jsonl"],
                   "template": "{backbone}/{language}.jsonl"}
-        expected = ["2 rows share the same", "judges/gpt/de.jsonl:1", "more/gpt/de.jsonl:1"]
-    elif problem == "no_match":
-        source = {"template": "judge/{backbone}/{language}.jsonl"}
-        expected = ["judge/*/*.jsonl: matches no file"]
-    elif problem == "field":
+        return source, ["2 rows share the same", "judges/gpt/de.jsonl:1", "more/gpt/de.jsonl:1"]
+    if problem == "no_match":
+        return ({"template": f"{problem}/judge/{{backbone}}/{{language}}.jsonl"},
+                ["judge/*/*.jsonl: matches no file"])
+    if problem == "field":
         record = json.loads(lines[2])
         del record["meta"]["repeat"]
         path.write_text("\n".join(lines[:2] + [json.dumps(record)] + lines[3:]) + "\n")
-        expected = [f"{path}: 1 record(s) without a value at 'meta.repeat'", "line(s) 3"]
-    else:
-        path.write_text("\n".join(lines[:4] + ["{not json"] + lines[4:]) + "\n")
-        expected = [f"{path}: line 5 is not valid JSON"]
-    config = write_config(tmp_path, workflow_config(
-        data, {"bad": {"runs": source, "columns": JSON_COLUMNS}}))
-    result = snakemake(tmp_path, "results/bad/cbc/beta.csv", "--configfile", str(config),
-                       check=False)
+        return source, [f"{path}: 1 record(s) without a value at 'meta.repeat'", "line(s) 3"]
+    path.write_text("\n".join(lines[:4] + ["{not json"] + lines[4:]) + "\n")
+    return source, [f"{path}: line 5 is not valid JSON"]
+
+
+@pytest.fixture(scope="module")
+def bad_runs(tmp_path_factory) -> dict:
+    """problem -> (workdir, its snakemake run, the texts its message must hold), one panel
+    `bad_<problem>` per problem. The problems ingest finds share one run with --keep-going (each
+    panel's ingest runs and fails on its own; one workflow start instead of one per problem);
+    one found when the DAG is built stops the whole run, so it has a run of its own."""
+    from test_workflow import snakemake, write_config
+    runs = {}
+    for stage in ("ingest", "dag"):
+        workdir = tmp_path_factory.mktemp(f"bad_sources_{stage}")
+        data = workdir / "data"
+        data.mkdir()
+        panels, expected = {}, {}
+        for problem in [p for p, where in BAD_SOURCES.items() if where == stage]:
+            source, expected[problem] = bad_source(data, problem)
+            panels[f"bad_{problem}"] = {"runs": source, "columns": JSON_COLUMNS}
+        config = write_config(workdir, workflow_config(data, panels))
+        result = snakemake(workdir, *[f"results/{name}/cbc/beta.csv" for name in panels],
+                           "--keep-going", "--configfile", str(config), check=False)
+        runs.update({problem: (workdir, result, texts) for problem, texts in expected.items()})
+    return runs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("problem", list(BAD_SOURCES))
+def test_workflow_stops_on_a_bad_source_and_leaves_no_output(bad_runs, problem):
+    workdir, result, expected = bad_runs[problem]
     assert result.returncode != 0
+    results = workdir / "results" / f"bad_{problem}"
     for text in expected:
         assert text in result.stdout + result.stderr, (text, result.stderr[-3000:])
+    if BAD_SOURCES[problem] == "ingest":  # the message is this panel's own, in its own log
+        log = (results / "logs" / "ingest.log").read_text()
+        assert f"(rule ingest, panel bad_{problem})" in log
+        assert all(text in log for text in expected), log
     for name in ("runs.parquet", "runs.parquet.part", "tensor.parquet", "cell_means.csv",
                  "inputs.json"):
-        assert not (tmp_path / "results" / "bad" / name).exists(), name
+        assert not (results / name).exists(), name
