@@ -1,6 +1,7 @@
 """Table sources (polyjudge.data.sources): many files as one table, fields from the paths, JSON
 Lines with nested fields. Each source gives exactly the panel of the same runs in one CSV, through
-polyjudge.read_runs and through the workflow; each bad input stops with the file (and line)."""
+polyjudge.read_runs here and through the workflow in tests/test_page_sources.py (one run over
+every source kind); each bad input stops with the file (and line), also in the workflow."""
 import json
 import shutil
 from pathlib import Path
@@ -337,51 +338,13 @@ def test_verdict_table_from_json_lines_names_file_and_line(tmp_path):
     assert "`order` values ['sideways']" in message and "y.jsonl:7 " in message
 
 
-# --- the workflow: a `runs:` source gives the one-CSV panel; a bad one leaves nothing ----------
+# --- the workflow: a bad `runs:` source stops ingest and leaves nothing --------------------------
 
 def workflow_config(data: Path, panels: dict) -> dict:
     common = {"kind": "judge_runs", "score_range": [0, 100], "analyses": ["cbc"]}
     return {"data_dir": str(data), "panels": {name: {**common, **panel}
                                               for name, panel in panels.items()},
             "simulation": {"scenarios": {}}}
-
-
-@pytest.mark.slow
-def test_workflow_reads_each_source_as_the_one_csv(tmp_path):
-    from test_workflow import snakemake, write_config
-    frame = runs_table(n_tasks=8)
-    data = tmp_path / "data"
-    data.mkdir()
-    jsonl_tree(data, frame)
-    hive_tree(data, frame)
-    one_csv(data, frame)
-    panels = {"one": {"runs": "one.csv"},
-              "tree": {"runs": {"template": "judges/{backbone}/{language}.jsonl"},
-                       "columns": JSON_COLUMNS},
-              "hive": {"runs": {"path": "hive", "partitioning": "hive"}},
-              "listed": {"runs": ["judges/gpt/*.jsonl", "judges/claude"],
-                         "columns": {**JSON_COLUMNS, "backbone": "b", "language": "l"}}}
-    # the listed panel takes backbone and language from the records themselves
-    for (backbone, language), part in frame.groupby(["backbone", "language"]):
-        path = data / "judges" / backbone / f"{language}.jsonl"
-        records = [json.loads(line) for line in path.read_text().splitlines()]
-        path.write_text("".join(json.dumps({**r, "b": backbone, "l": language}) + "\n"
-                                for r in records))
-    config = write_config(tmp_path, workflow_config(data, panels))
-    snakemake(tmp_path, *[f"results/{name}/cbc/beta.csv" for name in panels],
-              "--configfile", str(config))
-    results = tmp_path / "results"
-    want_tensor = pd.read_parquet(results / "one" / "tensor.parquet")
-    want_beta = pd.read_csv(results / "one" / "cbc" / "beta.csv")
-    for name in ("tree", "hive", "listed"):
-        tensor = pd.read_parquet(results / name / "tensor.parquet")
-        pd.testing.assert_frame_equal(tensor, want_tensor)
-        assert np.array_equal(tensor["score"].to_numpy(), want_tensor["score"].to_numpy())
-        beta = pd.read_csv(results / name / "cbc" / "beta.csv")
-        pd.testing.assert_frame_equal(beta, want_beta, check_exact=True)
-    manifest = json.loads((results / "tree" / "inputs.json").read_text())
-    assert len(manifest["files"]["runs"]) == 6 and all(
-        len(f["sha256"]) == 64 for f in manifest["files"]["runs"])
 
 
 # problem -> where the workflow finds it: reading the files (ingest) or listing them, when the
