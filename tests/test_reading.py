@@ -135,6 +135,8 @@ def test_corrupted_tables_read_or_fail_with_one_input_error(tmp_path, corrupt, d
         assert "expected:" in str(error)
 
 
+# the workflow stops in ingest on a header-only table, with no output: the bad-source run of
+# tests/test_sources.py (one run for every bad source)
 @pytest.mark.parametrize("content, message", [
     (b"", "is empty: no header line"),
     (b"task,language,backbone,framework,score\n", "has a header but no rows: no runs"),
@@ -155,19 +157,6 @@ def test_all_scores_missing_with_omit_is_an_error_not_an_empty_panel(tmp_path):
     frame = runs_table().assign(score=np.nan)
     with pytest.raises(InputError, match="all 24 scores are missing"):
         io.validate_runs(frame, "runs.csv", missing="omit")
-
-
-@pytest.mark.slow
-def test_header_only_run_table_stops_in_ingest_with_no_output(tmp_path):
-    config = own_data_config(tmp_path)
-    path = tmp_path / "data" / "my_runs.csv"
-    path.write_text(path.read_text().splitlines()[0] + "\n")
-    result = snakemake(tmp_path, "--configfile", str(write_config(tmp_path, config)), check=False)
-    assert result.returncode != 0
-    log = (tmp_path / "results/mine/logs/ingest.log").read_text()
-    assert "my_runs.csv: has a header but no rows: no runs" in log and "Traceback" not in log
-    assert not list((tmp_path / "results" / "mine").rglob("*.parquet"))
-    assert not (tmp_path / "results/mine/cbc").exists()
 
 
 @pytest.mark.slow

@@ -351,33 +351,44 @@ def workflow_config(data: Path, panels: dict) -> dict:
 
 # problem -> where the workflow finds it: reading the files (ingest) or listing them, when the
 # DAG is built (ingest's input function), which stops the run before any job starts
-BAD_SOURCES = {"duplicate": "ingest", "field": "ingest", "json": "ingest", "no_match": "dag"}
+BAD_SOURCES = {"duplicate": "ingest", "field": "ingest", "json": "ingest",
+               "header_only": "ingest", "no_match": "dag"}
 
 
 def bad_source(data: Path, problem: str) -> tuple[dict, list[str]]:
-    """The runs as a JSON Lines tree under ``data/<problem>/`` with one problem planted: the
-    panel's `runs` source and the texts its message must hold."""
+    """The runs under ``data/<problem>/`` with one problem planted: the panel (its `runs`
+    source and columns) and the texts its message must hold. Each is a JSON Lines tree, but
+    `header_only`: a user's own run table (tests/test_workflow.py) cut to its header line."""
+    if problem == "header_only":
+        from test_workflow import own_data_config
+        (data / problem).mkdir()
+        mine = own_data_config(data / problem)["panels"]["mine"]
+        path = data / problem / "data" / mine["runs"]
+        path.write_text(path.read_text().splitlines()[0] + "\n")
+        return ({**mine, "runs": f"{problem}/data/{mine['runs']}"},
+                ["my_runs.csv: has a header but no rows: no runs"])
     frame = runs_table()
     jsonl_tree(data / problem, frame)
-    source = {"template": f"{problem}/judges/{{backbone}}/{{language}}.jsonl"}
+    panel = {"runs": {"template": f"{problem}/judges/{{backbone}}/{{language}}.jsonl"},
+             "columns": JSON_COLUMNS}
     path = data / problem / "judges" / "gpt" / "de.jsonl"
     lines = path.read_text().splitlines()
     if problem == "duplicate":
         write_jsonl(data / problem / "more" / "gpt" / "de.jsonl", frame.iloc[[frame.index[
             (frame.backbone == "gpt") & (frame.language == "de")][0]]])
-        source = {"path": [f"{problem}/judges/*/*.jsonl", f"{problem}/more/*/*.jsonl"],
-                  "template": "{backbone}/{language}.jsonl"}
-        return source, ["2 rows share the same", "judges/gpt/de.jsonl:1", "more/gpt/de.jsonl:1"]
+        panel["runs"] = {"path": [f"{problem}/judges/*/*.jsonl", f"{problem}/more/*/*.jsonl"],
+                         "template": "{backbone}/{language}.jsonl"}
+        return panel, ["2 rows share the same", "judges/gpt/de.jsonl:1", "more/gpt/de.jsonl:1"]
     if problem == "no_match":
-        return ({"template": f"{problem}/judge/{{backbone}}/{{language}}.jsonl"},
-                ["judge/*/*.jsonl: matches no file"])
+        panel["runs"] = {"template": f"{problem}/judge/{{backbone}}/{{language}}.jsonl"}
+        return panel, ["judge/*/*.jsonl: matches no file"]
     if problem == "field":
         record = json.loads(lines[2])
         del record["meta"]["repeat"]
         path.write_text("\n".join(lines[:2] + [json.dumps(record)] + lines[3:]) + "\n")
-        return source, [f"{path}: 1 record(s) without a value at 'meta.repeat'", "line(s) 3"]
+        return panel, [f"{path}: 1 record(s) without a value at 'meta.repeat'", "line(s) 3"]
     path.write_text("\n".join(lines[:4] + ["{not json"] + lines[4:]) + "\n")
-    return source, [f"{path}: line 5 is not valid JSON"]
+    return panel, [f"{path}: line 5 is not valid JSON"]
 
 
 @pytest.fixture(scope="module")
@@ -394,8 +405,7 @@ def bad_runs(tmp_path_factory) -> dict:
         data.mkdir()
         panels, expected = {}, {}
         for problem in [p for p, where in BAD_SOURCES.items() if where == stage]:
-            source, expected[problem] = bad_source(data, problem)
-            panels[f"bad_{problem}"] = {"runs": source, "columns": JSON_COLUMNS}
+            panels[f"bad_{problem}"], expected[problem] = bad_source(data, problem)
         config = write_config(workdir, workflow_config(data, panels))
         result = snakemake(workdir, *[f"results/{name}/cbc/beta.csv" for name in panels],
                            "--keep-going", "--configfile", str(config), check=False)
@@ -414,7 +424,8 @@ def test_workflow_stops_on_a_bad_source_and_leaves_no_output(bad_runs, problem):
     if BAD_SOURCES[problem] == "ingest":  # the message is this panel's own, in its own log
         log = (results / "logs" / "ingest.log").read_text()
         assert f"(rule ingest, panel bad_{problem})" in log
-        assert all(text in log for text in expected), log
+        assert all(text in log for text in expected) and "Traceback" not in log, log
     for name in ("runs.parquet", "runs.parquet.part", "tensor.parquet", "cell_means.csv",
                  "inputs.json"):
         assert not (results / name).exists(), name
+    assert not list(results.rglob("*.parquet")) and not (results / "cbc").exists()
