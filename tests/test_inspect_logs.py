@@ -289,22 +289,31 @@ def test_a_log_of_an_unfinished_evaluation_is_refused(edited):
 
 # --- bad inputs ---------------------------------------------------------------------------------
 
-def test_a_missing_inspect_ai_says_how_to_install_it(tmp_path):
-    code = ("import sys; sys.modules['inspect_ai'] = None\n"
-            "import polyjudge\n"
+@pytest.fixture(scope="module")
+def fresh_interpreter(tmp_path_factory) -> subprocess.CompletedProcess:
+    """One new interpreter (this one has imported inspect_ai) answers both import questions:
+    whether ``import polyjudge`` imports inspect_ai, then what read_inspect_logs says when
+    inspect_ai cannot be imported (blocked after polyjudge's import, which the first line shows
+    did not import it)."""
+    folder = tmp_path_factory.mktemp("no_inspect")
+    code = ("import sys, polyjudge\n"
+            "print('inspect_ai' in sys.modules)\n"
+            "sys.modules['inspect_ai'] = None\n"
             "try:\n"
-            f"    polyjudge.read_inspect_logs({str(tmp_path)!r})\n"
+            f"    polyjudge.read_inspect_logs({str(folder)!r})\n"
             "except polyjudge.data.InputError as error:\n"
             "    print(error)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert 'pip install -e ".[inspect]"' in out.stdout, out.stderr
-    assert "inspect-ai, which is not installed" in out.stdout
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
 
 
-def test_import_polyjudge_does_not_import_inspect():
-    code = "import sys, polyjudge; print('inspect_ai' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+def test_a_missing_inspect_ai_says_how_to_install_it(fresh_interpreter):
+    message = "".join(fresh_interpreter.stdout.splitlines(keepends=True)[1:])
+    assert 'pip install -e ".[inspect]"' in message, fresh_interpreter.stderr
+    assert "inspect-ai, which is not installed" in message
+
+
+def test_import_polyjudge_does_not_import_inspect(fresh_interpreter):
+    assert fresh_interpreter.stdout.splitlines()[:1] == ["False"], fresh_interpreter.stderr
 
 
 def test_a_folder_without_logs(tmp_path):

@@ -1,12 +1,13 @@
 """The release: one version everywhere, a valid citation, and a wheel that installs and runs
 outside the repository.
 
-The slow test builds the sdist and the wheel (``python -m build``), checks them with
-``twine check``, installs the wheel into a new virtualenv in a temporary folder and runs the
-console script and the Python API there, from a working directory outside the repository, so a
-module or a package data file (the results page's template, script and styles) left out of the
-wheel fails here. The config schema and the judges' prompts are workflow files (``config/``),
-read by the workflow from a clone, not by the installed package.
+The slow test builds the sdist and the wheel (as ``python -m build`` does, in one isolated
+environment for both), checks them with ``twine check``, installs the wheel into a new
+virtualenv in a temporary folder and runs the console script and the Python API there, from a
+working directory outside the repository, so a module or a package data file (the results
+page's template, script and styles) left out of the wheel fails here. The config schema and the
+judges' prompts are workflow files (``config/``), read by the workflow from a clone, not by the
+installed package.
 
 The fresh virtualenv reads this environment's site-packages for the wheel's dependencies and
 installs only the wheel (``--no-deps``): measured on the shared 2-core machine, installing the
@@ -81,16 +82,61 @@ def outside(command: list[str], cwd: Path, timeout: int = 300, clean: bool = Tru
     return result.stdout
 
 
-@pytest.mark.slow
-def test_citation_cff_is_valid(tmp_path):
-    """cffconvert wants jsonschema < 4 (the workflow's snakemake needs 4), so it gets a
-    virtualenv of its own, installed from the configured index."""
-    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "cff")], check=True)
-    outside([str(tmp_path / "cff" / "bin" / "pip"), "install", "-q", "cffconvert==2.0.0"],
-            tmp_path)
-    out = outside([str(tmp_path / "cff" / "bin" / "cffconvert"), "--validate", "-i",
-                   str(REPO / "CITATION.cff")], tmp_path)
-    assert "valid" in out
+# The Citation File Format 1.2.0 schema as cffconvert 2.0.0 ships it
+# (cffconvert/schemas/1.2.0/schema.json; the schema is CC-BY-4.0, from
+# github.com/citation-file-format/citation-file-format), pinned by its checksum.
+CFF_SCHEMA = Path(__file__).parent / "cff_schema_1.2.0.json"
+CFF_SCHEMA_SHA256 = "0b8d22140da702d766df318dcff3a91af2f39521298dcf36d76315fd99cc169b"
+
+
+def cff_errors(text: str) -> list[str]:
+    """What ``cffconvert --validate`` 2.0.0 does for cff-version 1.2.0, in this process: the
+    YAML read with dates kept as text, checked against the schema (Draft 7) with jsonschema's
+    format checker. cffconvert itself wants jsonschema < 4 (snakemake needs 4), so running it
+    took a virtualenv installed from the index on every run."""
+    import hashlib
+    import json
+
+    import jsonschema
+
+    class CffLoader(yaml.SafeLoader):
+        pass
+
+    CffLoader.add_constructor("tag:yaml.org,2002:timestamp", CffLoader.construct_yaml_str)
+    assert hashlib.sha256(CFF_SCHEMA.read_bytes()).hexdigest() == CFF_SCHEMA_SHA256
+    schema = json.loads(CFF_SCHEMA.read_text())
+    validator = jsonschema.validators.validator_for(schema)(
+        schema, format_checker=jsonschema.FormatChecker())
+    return [error.message for error in validator.iter_errors(yaml.load(text, CffLoader))]
+
+
+def test_citation_cff_is_valid():
+    """CITATION.cff passes the CFF 1.2.0 schema; a broken copy does not (the check bites)."""
+    text = (REPO / "CITATION.cff").read_text()
+    assert yaml.safe_load(text)["cff-version"] == "1.2.0"  # the schema cffconvert would pick
+    assert cff_errors(text) == []
+    broken = text.replace('date-released: "2026-12-02"', 'date-released: "2026-13-02"')
+    broken = broken.replace("\nmessage: ", "\nmessages: ")
+    errors = cff_errors(broken)
+    assert "'2026-13-02' is not a 'date'" in errors
+    assert "'message' is a required property" in errors
+
+
+def build_sdist_and_wheel(source: Path, dist: Path) -> tuple[Path, Path]:
+    """``python -m build --sdist --wheel`` with build's own API, in one isolated environment
+    (a new virtualenv with the project's ``build-system.requires``) for both: the command makes
+    one per distribution, installing setuptools twice."""
+    from build import ProjectBuilder
+    from build.env import DefaultIsolatedEnv
+
+    with DefaultIsolatedEnv() as env:
+        builder = ProjectBuilder.from_isolated_env(env, source)
+        env.install(builder.build_system_requires)
+        built = []
+        for distribution in ("sdist", "wheel"):
+            env.install(builder.get_requires_for_build(distribution))
+            built.append(Path(builder.build(distribution, dist)))
+    return built[0], built[1]
 
 
 @pytest.mark.slow
@@ -98,11 +144,9 @@ def test_the_wheel_builds_passes_twine_check_and_runs_outside_the_repository(tmp
     from snapshot import copy_repository
     started = time.monotonic()
     source = copy_repository(tmp_path / "polyjudge")  # what a clone has; build/ is left there
-    dist = tmp_path / "dist"
-    outside([sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(dist),
-             str(source)], tmp_path, timeout=600, clean=False)
-    wheel, = dist.glob("polyjudge-0.2.0-py3-none-any.whl")
-    sdist, = dist.glob("polyjudge-0.2.0.tar.gz")
+    sdist, wheel = build_sdist_and_wheel(source, tmp_path / "dist")
+    assert sdist.name == "polyjudge-0.2.0.tar.gz"
+    assert wheel.name == "polyjudge-0.2.0-py3-none-any.whl"
     outside([sys.executable, "-m", "twine", "check", "--strict", str(wheel), str(sdist)], tmp_path,
             clean=False)
     names = zipfile.ZipFile(wheel).namelist()
@@ -120,9 +164,6 @@ def test_the_wheel_builds_passes_twine_check_and_runs_outside_the_repository(tmp
              str(wheel)], tmp_path)
     work = tmp_path / "elsewhere"
     work.mkdir()
-    where = outside([str(python), "-c", "import polyjudge; print(polyjudge.__file__, "
-                     "polyjudge.__version__)"], work)
-    assert where.startswith(str(tmp_path / "venv")) and where.split()[1] == "0.2.0", where
     assert "fit" in outside([str(bin_ / "polyjudge"), "--help"], work)
 
     from polyjudge.analyses.synthetic import simulate_panel
@@ -139,6 +180,7 @@ def test_the_wheel_builds_passes_twine_check_and_runs_outside_the_repository(tmp
     assert {"beta", "score_cbc"} <= set(calibrated.columns) and len(calibrated) == (~first).sum()
     assert len(pd.read_csv(work / "rankings.csv")) == 9
     api = ("import pandas as pd, polyjudge\n"
+           "print(polyjudge.__file__, polyjudge.__version__)\n"  # imported from the venv
            "runs = pd.read_csv('runs.csv', dtype={'task': str})\n"
            "cbc = polyjudge.calibrate(runs)\n"
            "cal = polyjudge.Calibrator(band_replicates=100).fit(runs)\n"
@@ -148,5 +190,8 @@ def test_the_wheel_builds_passes_twine_check_and_runs_outside_the_repository(tmp
            "assets = Path(page.__file__).parent / 'assets'\n"
            "assert all((assets / a).is_file() for a in ('page.css', 'page.html.j2', 'page.js'))\n"
            "print(len(cbc.beta), len(ranks))\n")
-    assert outside([str(python), "-c", api], work).split() == ["9", "9"]
-    print(f"build and twine check {built:.0f} s, install and run {time.monotonic() - started - built:.0f} s")
+    where, counts = outside([str(python), "-c", api], work).splitlines()
+    assert where.startswith(str(tmp_path / "venv")) and where.split()[1] == "0.2.0", where
+    assert counts.split() == ["9", "9"]
+    ran = time.monotonic() - started - built
+    print(f"build and twine check {built:.0f} s, install and run {ran:.0f} s")

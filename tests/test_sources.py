@@ -1,6 +1,7 @@
 """Table sources (polyjudge.data.sources): many files as one table, fields from the paths, JSON
 Lines with nested fields. Each source gives exactly the panel of the same runs in one CSV, through
-polyjudge.read_runs and through the workflow; each bad input stops with the file (and line)."""
+polyjudge.read_runs here and through the workflow in tests/test_page_sources.py (one run over
+every source kind); each bad input stops with the file (and line), also in the workflow."""
 import json
 import shutil
 from pathlib import Path
@@ -155,7 +156,9 @@ def test_values_of_other_types_are_read_as_written(tmp_path):
        kind=st.sampled_from(["jsonl", "hive", "csv"]), shuffle=st.booleans())
 @pytest.mark.slow
 def test_any_batch_size_gives_the_same_tensor(tmp_path_factory, seed, batch_rows, kind, shuffle):
-    frame = runs_table(seed=seed, n_tasks=4)
+    # 36 runs: files of 6 (JSON Lines, Hive) or 18 (CSV) rows, so 1, 2 and 5 rows split every
+    # file and 64 and 10,000 read each whole, as with more tasks at a fraction of the batches
+    frame = runs_table(seed=seed, n_tasks=2)
     if shuffle:
         frame = frame.sample(frac=1, random_state=seed).reset_index(drop=True)
     root = tmp_path_factory.mktemp("batches")
@@ -337,7 +340,7 @@ def test_verdict_table_from_json_lines_names_file_and_line(tmp_path):
     assert "`order` values ['sideways']" in message and "y.jsonl:7 " in message
 
 
-# --- the workflow: a `runs:` source gives the one-CSV panel; a bad one leaves nothing ----------
+# --- the workflow: a bad `runs:` source stops ingest and leaves nothing --------------------------
 
 def workflow_config(data: Path, panels: dict) -> dict:
     common = {"kind": "judge_runs", "score_range": [0, 100], "analyses": ["cbc"]}
@@ -346,79 +349,83 @@ def workflow_config(data: Path, panels: dict) -> dict:
             "simulation": {"scenarios": {}}}
 
 
-@pytest.mark.slow
-def test_workflow_reads_each_source_as_the_one_csv(tmp_path):
-    from test_workflow import snakemake, write_config
-    frame = runs_table(n_tasks=8)
-    data = tmp_path / "data"
-    data.mkdir()
-    jsonl_tree(data, frame)
-    hive_tree(data, frame)
-    one_csv(data, frame)
-    panels = {"one": {"runs": "one.csv"},
-              "tree": {"runs": {"template": "judges/{backbone}/{language}.jsonl"},
-                       "columns": JSON_COLUMNS},
-              "hive": {"runs": {"path": "hive", "partitioning": "hive"}},
-              "listed": {"runs": ["judges/gpt/*.jsonl", "judges/claude"],
-                         "columns": {**JSON_COLUMNS, "backbone": "b", "language": "l"}}}
-    # the listed panel takes backbone and language from the records themselves
-    for (backbone, language), part in frame.groupby(["backbone", "language"]):
-        path = data / "judges" / backbone / f"{language}.jsonl"
-        records = [json.loads(line) for line in path.read_text().splitlines()]
-        path.write_text("".join(json.dumps({**r, "b": backbone, "l": language}) + "\n"
-                                for r in records))
-    config = write_config(tmp_path, workflow_config(data, panels))
-    snakemake(tmp_path, *[f"results/{name}/cbc/beta.csv" for name in panels],
-              "--configfile", str(config))
-    results = tmp_path / "results"
-    want_tensor = pd.read_parquet(results / "one" / "tensor.parquet")
-    want_beta = pd.read_csv(results / "one" / "cbc" / "beta.csv")
-    for name in ("tree", "hive", "listed"):
-        tensor = pd.read_parquet(results / name / "tensor.parquet")
-        pd.testing.assert_frame_equal(tensor, want_tensor)
-        assert np.array_equal(tensor["score"].to_numpy(), want_tensor["score"].to_numpy())
-        beta = pd.read_csv(results / name / "cbc" / "beta.csv")
-        pd.testing.assert_frame_equal(beta, want_beta, check_exact=True)
-    manifest = json.loads((results / "tree" / "inputs.json").read_text())
-    assert len(manifest["files"]["runs"]) == 6 and all(
-        len(f["sha256"]) == 64 for f in manifest["files"]["runs"])
+# problem -> where the workflow finds it: reading the files (ingest) or listing them, when the
+# DAG is built (ingest's input function), which stops the run before any job starts
+BAD_SOURCES = {"duplicate": "ingest", "field": "ingest", "json": "ingest",
+               "header_only": "ingest", "no_match": "dag"}
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("problem", ["duplicate", "no_match", "field", "json"])
-def test_workflow_stops_on_a_bad_source_and_leaves_no_output(tmp_path, problem):
-    from test_workflow import snakemake, write_config
+def bad_source(data: Path, problem: str) -> tuple[dict, list[str]]:
+    """The runs under ``data/<problem>/`` with one problem planted: the panel (its `runs`
+    source and columns) and the texts its message must hold. Each is a JSON Lines tree, but
+    `header_only`: a user's own run table (tests/test_workflow.py) cut to its header line."""
+    if problem == "header_only":
+        from test_workflow import own_data_config
+        (data / problem).mkdir()
+        mine = own_data_config(data / problem)["panels"]["mine"]
+        path = data / problem / "data" / mine["runs"]
+        path.write_text(path.read_text().splitlines()[0] + "\n")
+        return ({**mine, "runs": f"{problem}/data/{mine['runs']}"},
+                ["my_runs.csv: has a header but no rows: no runs"])
     frame = runs_table()
-    data = tmp_path / "data"
-    data.mkdir()
-    jsonl_tree(data, frame)
-    source = {"template": "judges/{backbone}/{language}.jsonl"}
-    path = data / "judges" / "gpt" / "de.jsonl"
+    jsonl_tree(data / problem, frame)
+    panel = {"runs": {"template": f"{problem}/judges/{{backbone}}/{{language}}.jsonl"},
+             "columns": JSON_COLUMNS}
+    path = data / problem / "judges" / "gpt" / "de.jsonl"
     lines = path.read_text().splitlines()
     if problem == "duplicate":
-        write_jsonl(data / "more" / "gpt" / "de.jsonl", frame.iloc[[frame.index[
+        write_jsonl(data / problem / "more" / "gpt" / "de.jsonl", frame.iloc[[frame.index[
             (frame.backbone == "gpt") & (frame.language == "de")][0]]])
-        source = {"path": ["judges/*/*.jsonl", "more/*/*.jsonl"],
-                  "template": "{backbone}/{language}.jsonl"}
-        expected = ["2 rows share the same", "judges/gpt/de.jsonl:1", "more/gpt/de.jsonl:1"]
-    elif problem == "no_match":
-        source = {"template": "judge/{backbone}/{language}.jsonl"}
-        expected = ["judge/*/*.jsonl: matches no file"]
-    elif problem == "field":
+        panel["runs"] = {"path": [f"{problem}/judges/*/*.jsonl", f"{problem}/more/*/*.jsonl"],
+                         "template": "{backbone}/{language}.jsonl"}
+        return panel, ["2 rows share the same", "judges/gpt/de.jsonl:1", "more/gpt/de.jsonl:1"]
+    if problem == "no_match":
+        panel["runs"] = {"template": f"{problem}/judge/{{backbone}}/{{language}}.jsonl"}
+        return panel, ["judge/*/*.jsonl: matches no file"]
+    if problem == "field":
         record = json.loads(lines[2])
         del record["meta"]["repeat"]
         path.write_text("\n".join(lines[:2] + [json.dumps(record)] + lines[3:]) + "\n")
-        expected = [f"{path}: 1 record(s) without a value at 'meta.repeat'", "line(s) 3"]
-    else:
-        path.write_text("\n".join(lines[:4] + ["{not json"] + lines[4:]) + "\n")
-        expected = [f"{path}: line 5 is not valid JSON"]
-    config = write_config(tmp_path, workflow_config(
-        data, {"bad": {"runs": source, "columns": JSON_COLUMNS}}))
-    result = snakemake(tmp_path, "results/bad/cbc/beta.csv", "--configfile", str(config),
-                       check=False)
+        return panel, [f"{path}: 1 record(s) without a value at 'meta.repeat'", "line(s) 3"]
+    path.write_text("\n".join(lines[:4] + ["{not json"] + lines[4:]) + "\n")
+    return panel, [f"{path}: line 5 is not valid JSON"]
+
+
+@pytest.fixture(scope="module")
+def bad_runs(tmp_path_factory) -> dict:
+    """problem -> (workdir, its snakemake run, the texts its message must hold), one panel
+    `bad_<problem>` per problem. The problems ingest finds share one run with --keep-going (each
+    panel's ingest runs and fails on its own; one workflow start instead of one per problem);
+    one found when the DAG is built stops the whole run, so it has a run of its own."""
+    from test_workflow import snakemake, write_config
+    runs = {}
+    for stage in ("ingest", "dag"):
+        workdir = tmp_path_factory.mktemp(f"bad_sources_{stage}")
+        data = workdir / "data"
+        data.mkdir()
+        panels, expected = {}, {}
+        for problem in [p for p, where in BAD_SOURCES.items() if where == stage]:
+            panels[f"bad_{problem}"], expected[problem] = bad_source(data, problem)
+        config = write_config(workdir, workflow_config(data, panels))
+        result = snakemake(workdir, *[f"results/{name}/cbc/beta.csv" for name in panels],
+                           "--keep-going", "--configfile", str(config), check=False)
+        runs.update({problem: (workdir, result, texts) for problem, texts in expected.items()})
+    return runs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("problem", list(BAD_SOURCES))
+def test_workflow_stops_on_a_bad_source_and_leaves_no_output(bad_runs, problem):
+    workdir, result, expected = bad_runs[problem]
     assert result.returncode != 0
+    results = workdir / "results" / f"bad_{problem}"
     for text in expected:
         assert text in result.stdout + result.stderr, (text, result.stderr[-3000:])
+    if BAD_SOURCES[problem] == "ingest":  # the message is this panel's own, in its own log
+        log = (results / "logs" / "ingest.log").read_text()
+        assert f"(rule ingest, panel bad_{problem})" in log
+        assert all(text in log for text in expected) and "Traceback" not in log, log
     for name in ("runs.parquet", "runs.parquet.part", "tensor.parquet", "cell_means.csv",
                  "inputs.json"):
-        assert not (tmp_path / "results" / "bad" / name).exists(), name
+        assert not (results / name).exists(), name
+    assert not list(results.rglob("*.parquet")) and not (results / "cbc").exists()
