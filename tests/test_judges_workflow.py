@@ -221,11 +221,12 @@ def test_pointwise_collection_stopped_by_max_cost_resumes_without_repeats(collec
     assert len(pd.read_csv(folder / "results/pw/cbc/beta.csv")) == 3 * 2
     log = (folder / "results/pw/logs/judge_pointwise_scorer_x_0.log").read_text()
     assert "calls/s" in log and "ETA" in log                 # progress lines
-    # changing one judge's settings calls only that judge again (usage.csv reads every
-    # judge's shards, so scorer_x's are in the run too)
+    # changing one judge's settings calls only that judge again (every judge's shards are
+    # asked for; nothing downstream of them is rebuilt)
     config = copy.deepcopy(collected.config)
     config["endpoints"]["scorer_y"]["max_tokens"] = 64
-    snakemake(folder, config, "results/pw/collect/usage.csv")
+    snakemake(folder, config, *(f"results/pw/collect/judge_pointwise/{judge}/shard{shard}.parquet"
+                                for judge in SCORERS for shard in (0, 1)))
     later = [e for e in server.log if e["status"] == 200][answered:]
     assert len(later) == 20 * 3 * 2 and {e["model"] for e in later} == {"scorer_y"}
     assert no_repeated_answers(server)
