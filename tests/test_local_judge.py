@@ -84,9 +84,11 @@ def config(root: Path, base_url: str, panels: dict) -> dict:
 
 
 def snakemake(root: Path, settings: dict, *targets, popen=False, check=True):
+    """Snakemake on ``targets`` in ``root``. The greedy scheduler: the default one starts an ILP
+    solver (pulp's cbc) each time it picks jobs, several seconds of CPU over a collection."""
     (root / "config.yaml").write_text(yaml.safe_dump(settings, allow_unicode=True))
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--cores", "2",
-               *targets, "--configfile", str(root / "config.yaml")]
+               "--scheduler", "greedy", *targets, "--configfile", str(root / "config.yaml")]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     if popen:
         return subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE,
