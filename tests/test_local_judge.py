@@ -2,7 +2,8 @@
 embedded server with SmolLM2-135M-Instruct, on 127.0.0.1, offline), through `snakemake`, with a
 recording proxy in front of it that keeps what the server answered.
 
-One server for the module; tiny item tables (two short LLMBar items, two languages), small
+One server for the module; tiny item tables (one short LLMBar item for the Judge-LS panels, two
+per language for the pointwise one: its SIGTERM test needs two shards of four calls), small
 max_tokens, one server thread. Skipped with the reason when xllamacpp or the model package is not
 installed (the README's test command installs both).
 """
@@ -34,7 +35,7 @@ ENDPOINTS = {"smol": {**JUDGE, "model": "smol-t0"},
              "free": {**JUDGE, "model": "smol-free", "structured_output": False,
                       "max_tokens": 8},
              "translator": {**JUDGE, "model": "smol-translator", "structured_output": False,
-                            "max_tokens": 16}}
+                            "max_tokens": 8}}
 PANELS = ("ls", "ls_free", "pw")
 PW_TARGETS = ["results/pw/cbc/beta.csv", "results/pw/collect/usage.csv",
               "results/pw/collect/status.csv", "results/pw/collect/plan.csv"]
@@ -55,11 +56,12 @@ def server(tmp_path_factory):
 
 
 def config(root: Path, base_url: str, panels: dict) -> dict:
-    """The example's panels on the first two items, one target language, the test endpoints."""
+    """The example's panels on the first item (pointwise: two per language), one target language,
+    the test endpoints."""
     example = yaml.safe_load(EXAMPLE.read_text())
     data = root / "data"
     data.mkdir()
-    pd.read_csv(REPO / "data/examples/local_pairwise.csv").head(2).to_csv(
+    pd.read_csv(REPO / "data/examples/local_pairwise.csv").head(1).to_csv(
         data / "pairwise.csv", index=False)
     pointwise = pd.read_csv(REPO / "data/examples/local_pointwise.csv")
     pointwise.groupby("language").head(2).to_csv(data / "pointwise.csv", index=False)
@@ -144,7 +146,7 @@ def test_collections_run_end_to_end_and_the_analyses_read_them(collected, server
     refused = (out / "ls_free" / "logs" / "judge_ls.log").read_text()
     assert ("judge(s) ['free'] have no usable judgment in the reference condition 'en'"
             in refused)
-    assert "judge_pairwise free en: 4 calls: 4 unparseable (4 cut off at max_tokens)" in refused
+    assert "judge_pairwise free en: 2 calls: 2 unparseable (2 cut off at max_tokens)" in refused
     assert "raise endpoints.free.max_tokens (now 8)" in refused and "status.csv" in refused
     assert not (out / "ls_free" / "judge_ls" / "summary.md").exists()
     for name in ("accuracy", "flips", "position", "tie_probe"):
@@ -207,12 +209,12 @@ def test_cut_off_replies_are_recorded_truncated_and_never_scored(collected):
     verdicts = pd.read_parquet(root / "results/ls/collect/verdicts.parquet")
     assert (verdicts.loc[verdicts["truncated"], "verdict"] == "").all()
     audit = pd.read_csv(root / "results/ls/collect/audit.csv")
-    assert len(audit) == 2 * 3
+    assert len(audit) == 1 * 3                                        # 1 item x 3 fields
     # what the cut-off translations left unjudged is named, with the setting to change
     if (verdicts["status"] == "no_input").any():
         log = (root / "results/ls/logs/judge_ls.log").read_text()
         assert "translate (translator) zh" in log and "status.csv" in log and "audit.csv" in log
-        assert "endpoints.translator.max_tokens (now 16)" in log
+        assert "endpoints.translator.max_tokens (now 8)" in log
 
 
 def test_usage_equals_the_servers_call_for_call_and_the_plan_is_close(collected):
