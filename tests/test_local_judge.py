@@ -15,6 +15,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -39,6 +40,8 @@ ENDPOINTS = {"smol": {**JUDGE, "model": "smol-t0"},
 PANELS = ("ls", "ls_free", "pw")
 PW_TARGETS = ["results/pw/cbc/beta.csv", "results/pw/collect/usage.csv",
               "results/pw/collect/status.csv", "results/pw/collect/plan.csv"]
+# the SIGTERM test's target: smol_warm's scores table, made of its 2 shards
+STOPPED = "results/pw/collect/scores/smol_warm.parquet"
 LS_TARGETS = ["results/ls/judge_ls/summary.md", "results/ls/collect/audit.csv",
               "results/ls/collect/usage.csv", "results/ls/collect/status.csv",
               "results/ls/collect/plan.csv"]
@@ -55,9 +58,9 @@ def server(tmp_path_factory):
         yield proxy
 
 
-def config(root: Path, base_url: str, panels: dict) -> dict:
+def config(root: Path, base_url: str, panels: dict, cache: Path | None = None) -> dict:
     """The example's panels on the first item (pointwise: two per language), one target language,
-    the test endpoints."""
+    the test endpoints; calls cached in ``cache`` (default: ``root``/cache)."""
     example = yaml.safe_load(EXAMPLE.read_text())
     data = root / "data"
     data.mkdir()
@@ -79,7 +82,7 @@ def config(root: Path, base_url: str, panels: dict) -> dict:
             chosen[name]["backbones"] = judges
     return {"data_dir": str(data),
             "endpoints": {n: {**e, "base_url": base_url} for n, e in ENDPOINTS.items()},
-            "collection": {**example["collection"], "cache_dir": str(root / "cache"),
+            "collection": {**example["collection"], "cache_dir": str(cache or root / "cache"),
                            "progress_interval": 5},
             "simulation": example["simulation"],
             "panels": {name: chosen[name] for name in panels}}
@@ -114,18 +117,50 @@ def calls(root: Path, panel: str) -> pd.DataFrame:
 
 
 def cache_records(root: Path, panel: str) -> pd.DataFrame:
-    files = sorted((root / "cache" / panel).rglob("shard*.jsonl"))
+    """The records of the cache the run in ``root`` used (its config's ``cache_dir``)."""
+    cache = yaml.safe_load((root / "config.yaml").read_text())["collection"]["cache_dir"]
+    files = sorted((Path(cache) / panel).rglob("shard*.jsonl"))
     return pd.concat([pd.read_json(f, lines=True) for f in files], ignore_index=True)
 
 
 @pytest.fixture(scope="module")
-def collected(server, tmp_path_factory):
+def stopped(server, tmp_path_factory):
+    """smol_warm's pointwise collection in 2 shards, SIGTERM to the whole process group (as a
+    cluster's time limit) after two answers, then the same command again. Its cache is the one
+    `collected` uses, so smol_warm's 8 calls are made once in the module, here. Nothing asserted
+    here (the SIGTERM test does): a failure fails that test, not every test of the module."""
+    root, cache = tmp_path_factory.mktemp("stopped"), tmp_path_factory.mktemp("cache")
+    settings = config(root, server.base_url, {"pw": ["smol_warm"]}, cache)
+    settings["panels"]["pw"]["collect"]["shards"] = 2
+    # one call in flight per shard, so that calls are still waiting when SIGTERM comes (with all
+    # of a shard's calls in flight, it finishes them and has nothing left to stop)
+    settings["endpoints"]["smol_warm"]["max_concurrency"] = 1
+    start = len(server.log)
+    run = snakemake(root, settings, STOPPED, popen=True)
+    deadline = time.monotonic() + 600
+    while len(answered(server, start)) < 2 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if run.poll() is None:
+        os.killpg(run.pid, signal.SIGTERM)
+    output, _ = run.communicate(timeout=600)
+    logs = "".join(p.read_text() for p in (root / "results/pw/logs").glob("judge_*.log"))
+    stop = SimpleNamespace(root=root, cache=cache, returncode=run.returncode, output=output,
+                           made_target=(root / STOPPED).exists(), before=answered(server, start),
+                           logs=logs)  # the shard logs before the rerun writes them again
+    stop.rerun = snakemake(root, settings, STOPPED, check=False)
+    stop.every = answered(server, start)
+    return stop
+
+
+@pytest.fixture(scope="module")
+def collected(server, stopped, tmp_path_factory):
     """One run of three panels (Judge-LS with a structured judge and a translator; Judge-LS with
-    a free-text judge; pointwise with two structured judges), each endpoint allowed 4 calls in
-    flight against the server's 2 slots. With --keep-going: ls_free's analysis is refused."""
+    a free-text judge; pointwise with two structured judges, smol_warm's replies all in the cache
+    from `stopped`), each endpoint allowed 4 calls in flight against the server's 2 slots. With
+    --keep-going: ls_free's analysis is refused."""
     root = tmp_path_factory.mktemp("collected")
     settings = config(root, server.base_url, {"ls": ["smol"], "pw": ["smol", "smol_warm"],
-                                              "ls_free": ["free"]})
+                                              "ls_free": ["free"]}, stopped.cache)
     start = time.monotonic()
     result = snakemake(root, settings, "--keep-going", *LS_TARGETS, *PW_TARGETS,
                        *(t.replace("/ls/", "/ls_free/") for t in LS_TARGETS if "audit" not in t),
@@ -153,7 +188,8 @@ def test_collections_run_end_to_end_and_the_analyses_read_them(collected, server
         assert len(pd.read_csv(out / "ls" / "judge_ls" / f"{name}.csv")), name
     beta = pd.read_csv(out / "pw" / "cbc" / "beta.csv")
     assert len(beta) == 2 * 2                           # 2 languages x 2 judges
-    # no call was sent twice, and none failed although 4 x 2 jobs shared 2 slots (they queued)
+    # no call was sent twice (in the module: smol_warm's stopped and resumed collection included),
+    # and none failed although up to 4 calls a job, 2 jobs at once, shared 2 slots (they queued)
     assert server.max_in_flight > 2
     assert all(e["status"] == 200 for e in log)
     assert not Counter(e["body"] for e in log) - Counter(set(e["body"] for e in log))
@@ -243,53 +279,39 @@ def test_usage_equals_the_servers_call_for_call_and_the_plan_is_close(collected)
     assert ours == theirs
 
 
-def test_sigterm_then_rerun_calls_no_one_twice_and_gives_the_same_tables(collected, server,
-                                                                           tmp_path):
-    """A pointwise collection of one judge in 2 shards, SIGTERM to the whole process group (as a
-    cluster's time limit) after two answers, then the same command again: every answer made
-    before the stop is reused, the scores table is made of the replies the server sent (each
-    once), and it has the uninterrupted run's rows and columns. Its scores are not compared with
-    that run's: that run had 4 calls in flight against 2 slots, this one 1 per shard, and
+def test_sigterm_then_rerun_calls_no_one_twice_and_gives_the_same_tables(stopped, collected):
+    """The collection stopped by SIGTERM and run again (`stopped`): every answer made before the
+    stop is reused, the scores table is made of the replies the server sent (each once), and it
+    has the rows, columns and types of an uninterrupted run's (`collected`'s smol table: one
+    shard, every call made in that run). Its scores are compared with the table `collected`
+    built in one shard from the same cached replies, not with smol's: another judge, and
     llama.cpp's batched decoding changes a small model's greedy reply now and then (seen in CI:
     a 5 became a 1)."""
     first_root, _, _ = collected
-    settings = config(tmp_path, server.base_url, {"pw": ["smol"]})
-    settings["panels"]["pw"]["collect"]["shards"] = 2
-    settings["panels"]["pw"]["backbones"] = ["smol"]
-    # one call in flight per shard, so that calls are still waiting when SIGTERM comes (with all
-    # of a shard's calls in flight, it finishes them and has nothing left to stop)
-    settings["endpoints"]["smol"]["max_concurrency"] = 1
-    target = "results/pw/collect/scores/smol.parquet"
-    start = len(server.log)
-    run = snakemake(tmp_path, settings, target, popen=True)
-    deadline = time.monotonic() + 600
-    while len(answered(server, start)) < 2 and run.poll() is None:
-        assert time.monotonic() < deadline, "no answer within 600 s"
-        time.sleep(0.1)
-    os.killpg(run.pid, signal.SIGTERM)
-    output, _ = run.communicate(timeout=600)
-    before = answered(server, start)
-    assert run.returncode != 0, output[-3000:]
-    assert not (tmp_path / target).exists()
-    assert 2 <= len(before) < 2 * 2 * 2 * 2                        # 8 calls: 2 items x 2 x 2
-    logs = "".join(p.read_text() for p in (tmp_path / "results/pw/logs").glob("judge_*.log"))
-    assert "stopped (SIGTERM)" in logs
-    snakemake(tmp_path, settings, target)
-    every = answered(server, start)
+    assert stopped.returncode != 0, stopped.output[-3000:]
+    assert not stopped.made_target
+    assert 2 <= len(stopped.before) < 2 * 2 * 2 * 2                # 8 calls: 2 items x 2 x 2
+    assert "stopped (SIGTERM)" in stopped.logs
+    rerun = stopped.rerun
+    assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-6000:]
+    every = stopped.every
     assert len(every) == 8 and len({e["body"] for e in every}) == 8   # none made twice
     # every reply the server sent is one call record, the ones before the stop included
-    made = calls(tmp_path, "pw")
+    made = calls(stopped.root, "pw")
     made = made[made["status"].isin(["ok", "parse_failure"])].drop_duplicates("key")
     assert Counter(made["raw"]) == Counter(e["content"] for e in every)
     # the same rows, columns and types as the uninterrupted run (their order follows the shards)
     keys = ["language", "item_numeric_id", "subset"]
-    again = pd.read_parquet(tmp_path / target).sort_values(keys, ignore_index=True)
-    uninterrupted = pd.read_parquet(first_root / target).sort_values(keys, ignore_index=True)
+    again = pd.read_parquet(stopped.root / STOPPED).sort_values(keys, ignore_index=True)
+    uninterrupted = pd.read_parquet(first_root / "results/pw/collect/scores/smol.parquet")
+    uninterrupted = uninterrupted.sort_values(keys, ignore_index=True)
     assert list(again.columns) == list(uninterrupted.columns)
     assert (again.dtypes == uninterrupted.dtypes).all()
     pd.testing.assert_frame_equal(again[keys], uninterrupted[keys])
     scores = again[["chosen_score", "rejected_score"]]
     assert scores.notna().any().all() and scores.stack().isin(range(1, 6)).all()  # 1-5 rubric
+    one_shard = pd.read_parquet(first_root / STOPPED).sort_values(keys, ignore_index=True)
+    pd.testing.assert_frame_equal(again, one_shard)
 
 
 def test_readme_local_example_is_the_example_and_plans_in_a_clean_copy(tmp_path):
