@@ -40,8 +40,8 @@ ENDPOINTS = {"smol": {**JUDGE, "model": "smol-t0"},
 PANELS = ("ls", "ls_free", "pw")
 PW_TARGETS = ["results/pw/cbc/beta.csv", "results/pw/collect/usage.csv",
               "results/pw/collect/status.csv", "results/pw/collect/plan.csv"]
-# the SIGTERM test's target: smol_warm's scores table, made of its 2 shards
-STOPPED = "results/pw/collect/scores/smol_warm.parquet"
+# the SIGTERM test's target: smol's scores table, made of its 2 shards
+STOPPED = "results/pw/collect/scores/smol.parquet"
 LS_TARGETS = ["results/ls/judge_ls/summary.md", "results/ls/collect/audit.csv",
               "results/ls/collect/usage.csv", "results/ls/collect/status.csv",
               "results/ls/collect/plan.csv"]
@@ -127,16 +127,16 @@ def cache_records(root: Path, panel: str) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def stopped(server, tmp_path_factory):
-    """smol_warm's pointwise collection in 2 shards, SIGTERM to the whole process group (as a
+    """smol's pointwise collection in 2 shards, SIGTERM to the whole process group (as a
     cluster's time limit) after two answers, then the same command again. Its cache is the one
-    `collected` uses, so smol_warm's 8 calls are made once in the module, here. Nothing asserted
-    here (the SIGTERM test does): a failure fails that test, not every test of the module."""
+    `collected` uses, so smol's 8 pointwise calls are made once in the module, here. Nothing
+    asserted here (the SIGTERM test does): a failure fails that test, not every test."""
     root, cache = tmp_path_factory.mktemp("stopped"), tmp_path_factory.mktemp("cache")
-    settings = config(root, server.base_url, {"pw": ["smol_warm"]}, cache)
+    settings = config(root, server.base_url, {"pw": ["smol"]}, cache)
     settings["panels"]["pw"]["collect"]["shards"] = 2
     # one call in flight per shard, so that calls are still waiting when SIGTERM comes (with all
     # of a shard's calls in flight, it finishes them and has nothing left to stop)
-    settings["endpoints"]["smol_warm"]["max_concurrency"] = 1
+    settings["endpoints"]["smol"]["max_concurrency"] = 1
     start = len(server.log)
     run = snakemake(root, settings, STOPPED, popen=True)
     deadline = time.monotonic() + 600
@@ -157,7 +157,7 @@ def stopped(server, tmp_path_factory):
 @pytest.fixture(scope="module")
 def collected(server, stopped, tmp_path_factory):
     """One run of three panels (Judge-LS with a structured judge and a translator; Judge-LS with
-    a free-text judge; pointwise with two structured judges, smol_warm's replies all in the cache
+    a free-text judge; pointwise with two structured judges, smol's replies all in the cache
     from `stopped`), each endpoint allowed 4 calls in flight against the server's 2 slots. With
     --keep-going: ls_free's analysis is refused."""
     root = tmp_path_factory.mktemp("collected")
@@ -190,7 +190,7 @@ def test_collections_run_end_to_end_and_the_analyses_read_them(collected, server
         assert len(pd.read_csv(out / "ls" / "judge_ls" / f"{name}.csv")), name
     beta = pd.read_csv(out / "pw" / "cbc" / "beta.csv")
     assert len(beta) == 2 * 2                           # 2 languages x 2 judges
-    # no call was sent twice (in the module: smol_warm's stopped and resumed collection included),
+    # no call was sent twice (in the module: smol's stopped and resumed collection included),
     # and none failed although up to 4 calls a job, 2 jobs at once, shared 2 slots (they queued)
     assert server.max_in_flight > 2
     assert all(e["status"] == 200 for e in log)
@@ -201,8 +201,8 @@ def test_collections_run_end_to_end_and_the_analyses_read_them(collected, server
     sent = table[table["status"] != "no_input"]
     assert set(sent["served_model"]) == {"smollm2-135m"}
     assert set(sent["model"]) <= {e["model"] for e in ENDPOINTS.values()}
-    shard_log = (out / "pw" / "logs" / "judge_pointwise_smol_0.log").read_text()
-    assert "the server answered as model ['smollm2-135m'], not 'smol-t0'" in shard_log
+    shard_log = (out / "pw" / "logs" / "judge_pointwise_smol_warm_0.log").read_text()
+    assert "the server answered as model ['smollm2-135m'], not 'smol-warm'" in shard_log
 
 
 def test_structured_output_parses_and_free_text_is_parsed_or_counted(collected):
@@ -284,11 +284,11 @@ def test_usage_equals_the_servers_call_for_call_and_the_plan_is_close(collected)
 def test_sigterm_then_rerun_calls_no_one_twice_and_gives_the_same_tables(stopped, collected):
     """The collection stopped by SIGTERM and run again (`stopped`): every answer made before the
     stop is reused, the scores table is made of the replies the server sent (each once), and it
-    has the rows, columns and types of an uninterrupted run's (`collected`'s smol table: one
-    shard, every call made in that run). Its scores are compared with the table `collected`
-    built in one shard from the same cached replies, not with smol's: another judge, and
-    llama.cpp's batched decoding changes a small model's greedy reply now and then (seen in CI:
-    a 5 became a 1)."""
+    has the rows, columns and types of an uninterrupted run's (`collected`'s smol_warm table: one
+    shard, every call made in that run). Its scores are compared with the one-shard table
+    `collected` built from the same cached replies, not with a run that called again: that run
+    would batch other calls beside these, and llama.cpp's batched decoding changes a small
+    model's greedy reply now and then (seen in CI: a 5 became a 1)."""
     first_root, _, _ = collected
     assert stopped.returncode != 0, stopped.output[-3000:]
     assert not stopped.made_target
@@ -305,7 +305,7 @@ def test_sigterm_then_rerun_calls_no_one_twice_and_gives_the_same_tables(stopped
     # the same rows, columns and types as the uninterrupted run (their order follows the shards)
     keys = ["language", "item_numeric_id", "subset"]
     again = pd.read_parquet(stopped.root / STOPPED).sort_values(keys, ignore_index=True)
-    uninterrupted = pd.read_parquet(first_root / "results/pw/collect/scores/smol.parquet")
+    uninterrupted = pd.read_parquet(first_root / "results/pw/collect/scores/smol_warm.parquet")
     uninterrupted = uninterrupted.sort_values(keys, ignore_index=True)
     assert list(again.columns) == list(uninterrupted.columns)
     assert (again.dtypes == uninterrupted.dtypes).all()
