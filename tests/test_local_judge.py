@@ -292,7 +292,8 @@ def test_sigterm_then_rerun_calls_no_one_twice_and_gives_the_same_tables(stopped
     first_root, _, _ = collected
     assert stopped.returncode != 0, stopped.output[-3000:]
     assert not stopped.made_target
-    assert 2 <= len(stopped.before) < 2 * 2 * 2 * 2                # 8 calls: 2 items x 2 x 2
+    assert len(stopped.before) >= 2, "fewer than 2 answers before the stop (at most 600 s)"
+    assert len(stopped.before) < 2 * 2 * 2 * 2                      # 8 calls: 2 items x 2 x 2
     assert "stopped (SIGTERM)" in stopped.logs
     rerun = stopped.rerun
     assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-6000:]
