@@ -2,7 +2,8 @@
 embedded server with SmolLM2-135M-Instruct, on 127.0.0.1, offline), through `snakemake`, with a
 recording proxy in front of it that keeps what the server answered.
 
-One server for the module; tiny item tables (two short LLMBar items, two languages), small
+One server for the module; tiny item tables (one short LLMBar item for the Judge-LS panels, two
+per language for the pointwise one: its SIGTERM test needs two shards of four calls), small
 max_tokens, one server thread. Skipped with the reason when xllamacpp or the model package is not
 installed (the README's test command installs both).
 """
@@ -14,6 +15,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -34,10 +36,12 @@ ENDPOINTS = {"smol": {**JUDGE, "model": "smol-t0"},
              "free": {**JUDGE, "model": "smol-free", "structured_output": False,
                       "max_tokens": 8},
              "translator": {**JUDGE, "model": "smol-translator", "structured_output": False,
-                            "max_tokens": 16}}
+                            "max_tokens": 8}}
 PANELS = ("ls", "ls_free", "pw")
 PW_TARGETS = ["results/pw/cbc/beta.csv", "results/pw/collect/usage.csv",
               "results/pw/collect/status.csv", "results/pw/collect/plan.csv"]
+# the SIGTERM test's target: smol's scores table, made of its 2 shards
+STOPPED = "results/pw/collect/scores/smol.parquet"
 LS_TARGETS = ["results/ls/judge_ls/summary.md", "results/ls/collect/audit.csv",
               "results/ls/collect/usage.csv", "results/ls/collect/status.csv",
               "results/ls/collect/plan.csv"]
@@ -54,12 +58,13 @@ def server(tmp_path_factory):
         yield proxy
 
 
-def config(root: Path, base_url: str, panels: dict) -> dict:
-    """The example's panels on the first two items, one target language, the test endpoints."""
+def config(root: Path, base_url: str, panels: dict, cache: Path | None = None) -> dict:
+    """The example's panels on the first item (pointwise: two per language), one target language,
+    the test endpoints; calls cached in ``cache`` (default: ``root``/cache)."""
     example = yaml.safe_load(EXAMPLE.read_text())
     data = root / "data"
     data.mkdir()
-    pd.read_csv(REPO / "data/examples/local_pairwise.csv").head(2).to_csv(
+    pd.read_csv(REPO / "data/examples/local_pairwise.csv").head(1).to_csv(
         data / "pairwise.csv", index=False)
     pointwise = pd.read_csv(REPO / "data/examples/local_pointwise.csv")
     pointwise.groupby("language").head(2).to_csv(data / "pointwise.csv", index=False)
@@ -77,17 +82,21 @@ def config(root: Path, base_url: str, panels: dict) -> dict:
             chosen[name]["backbones"] = judges
     return {"data_dir": str(data),
             "endpoints": {n: {**e, "base_url": base_url} for n, e in ENDPOINTS.items()},
-            "collection": {**example["collection"], "cache_dir": str(root / "cache"),
+            "collection": {**example["collection"], "cache_dir": str(cache or root / "cache"),
                            "progress_interval": 5},
             "simulation": example["simulation"],
             "panels": {name: chosen[name] for name in panels}}
 
 
 def snakemake(root: Path, settings: dict, *targets, popen=False, check=True):
+    """Snakemake on ``targets`` in ``root``. The greedy scheduler: the default one starts an ILP
+    solver (pulp's cbc) each time it picks jobs, several seconds of CPU over a collection. One
+    OpenBLAS thread: each of the 30-odd jobs would start a pool of them for tables of a few rows
+    (about 0.05 s of CPU a job on 2 cores)."""
     (root / "config.yaml").write_text(yaml.safe_dump(settings, allow_unicode=True))
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--cores", "2",
-               *targets, "--configfile", str(root / "config.yaml")]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+               "--scheduler", "greedy", *targets, "--configfile", str(root / "config.yaml")]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OPENBLAS_NUM_THREADS": "1"}
     if popen:
         return subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -110,18 +119,50 @@ def calls(root: Path, panel: str) -> pd.DataFrame:
 
 
 def cache_records(root: Path, panel: str) -> pd.DataFrame:
-    files = sorted((root / "cache" / panel).rglob("shard*.jsonl"))
+    """The records of the cache the run in ``root`` used (its config's ``cache_dir``)."""
+    cache = yaml.safe_load((root / "config.yaml").read_text())["collection"]["cache_dir"]
+    files = sorted((Path(cache) / panel).rglob("shard*.jsonl"))
     return pd.concat([pd.read_json(f, lines=True) for f in files], ignore_index=True)
 
 
 @pytest.fixture(scope="module")
-def collected(server, tmp_path_factory):
+def stopped(server, tmp_path_factory):
+    """smol's pointwise collection in 2 shards, SIGTERM to the whole process group (as a
+    cluster's time limit) after two answers, then the same command again. Its cache is the one
+    `collected` uses, so smol's 8 pointwise calls are made once in the module, here. Nothing
+    asserted here (the SIGTERM test does): a failure fails that test, not every test."""
+    root, cache = tmp_path_factory.mktemp("stopped"), tmp_path_factory.mktemp("cache")
+    settings = config(root, server.base_url, {"pw": ["smol"]}, cache)
+    settings["panels"]["pw"]["collect"]["shards"] = 2
+    # one call in flight per shard, so that calls are still waiting when SIGTERM comes (with all
+    # of a shard's calls in flight, it finishes them and has nothing left to stop)
+    settings["endpoints"]["smol"]["max_concurrency"] = 1
+    start = len(server.log)
+    run = snakemake(root, settings, STOPPED, popen=True)
+    deadline = time.monotonic() + 600
+    while len(answered(server, start)) < 2 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if run.poll() is None:
+        os.killpg(run.pid, signal.SIGTERM)
+    output, _ = run.communicate(timeout=600)
+    logs = "".join(p.read_text() for p in (root / "results/pw/logs").glob("judge_*.log"))
+    stop = SimpleNamespace(root=root, cache=cache, returncode=run.returncode, output=output,
+                           made_target=(root / STOPPED).exists(), before=answered(server, start),
+                           logs=logs)  # the shard logs before the rerun writes them again
+    stop.rerun = snakemake(root, settings, STOPPED, check=False)
+    stop.every = answered(server, start)
+    return stop
+
+
+@pytest.fixture(scope="module")
+def collected(server, stopped, tmp_path_factory):
     """One run of three panels (Judge-LS with a structured judge and a translator; Judge-LS with
-    a free-text judge; pointwise with two structured judges), each endpoint allowed 4 calls in
-    flight against the server's 2 slots. With --keep-going: ls_free's analysis is refused."""
+    a free-text judge; pointwise with two structured judges, smol's replies all in the cache
+    from `stopped`), each endpoint allowed 4 calls in flight against the server's 2 slots. With
+    --keep-going: ls_free's analysis is refused."""
     root = tmp_path_factory.mktemp("collected")
     settings = config(root, server.base_url, {"ls": ["smol"], "pw": ["smol", "smol_warm"],
-                                              "ls_free": ["free"]})
+                                              "ls_free": ["free"]}, stopped.cache)
     start = time.monotonic()
     result = snakemake(root, settings, "--keep-going", *LS_TARGETS, *PW_TARGETS,
                        *(t.replace("/ls/", "/ls_free/") for t in LS_TARGETS if "audit" not in t),
@@ -142,14 +183,15 @@ def test_collections_run_end_to_end_and_the_analyses_read_them(collected, server
     refused = (out / "ls_free" / "logs" / "judge_ls.log").read_text()
     assert ("judge(s) ['free'] have no usable judgment in the reference condition 'en'"
             in refused)
-    assert "judge_pairwise free en: 4 calls: 4 unparseable (4 cut off at max_tokens)" in refused
+    assert "judge_pairwise free en: 2 calls: 2 unparseable (2 cut off at max_tokens)" in refused
     assert "raise endpoints.free.max_tokens (now 8)" in refused and "status.csv" in refused
     assert not (out / "ls_free" / "judge_ls" / "summary.md").exists()
     for name in ("accuracy", "flips", "position", "tie_probe"):
         assert len(pd.read_csv(out / "ls" / "judge_ls" / f"{name}.csv")), name
     beta = pd.read_csv(out / "pw" / "cbc" / "beta.csv")
     assert len(beta) == 2 * 2                           # 2 languages x 2 judges
-    # no call was sent twice, and none failed although 4 x 2 jobs shared 2 slots (they queued)
+    # no call was sent twice (in the module: smol's stopped and resumed collection included),
+    # and none failed although up to 4 calls a job, 2 jobs at once, shared 2 slots (they queued)
     assert server.max_in_flight > 2
     assert all(e["status"] == 200 for e in log)
     assert not Counter(e["body"] for e in log) - Counter(set(e["body"] for e in log))
@@ -159,8 +201,8 @@ def test_collections_run_end_to_end_and_the_analyses_read_them(collected, server
     sent = table[table["status"] != "no_input"]
     assert set(sent["served_model"]) == {"smollm2-135m"}
     assert set(sent["model"]) <= {e["model"] for e in ENDPOINTS.values()}
-    shard_log = (out / "pw" / "logs" / "judge_pointwise_smol_0.log").read_text()
-    assert "the server answered as model ['smollm2-135m'], not 'smol-t0'" in shard_log
+    shard_log = (out / "pw" / "logs" / "judge_pointwise_smol_warm_0.log").read_text()
+    assert "the server answered as model ['smollm2-135m'], not 'smol-warm'" in shard_log
 
 
 def test_structured_output_parses_and_free_text_is_parsed_or_counted(collected):
@@ -205,12 +247,12 @@ def test_cut_off_replies_are_recorded_truncated_and_never_scored(collected):
     verdicts = pd.read_parquet(root / "results/ls/collect/verdicts.parquet")
     assert (verdicts.loc[verdicts["truncated"], "verdict"] == "").all()
     audit = pd.read_csv(root / "results/ls/collect/audit.csv")
-    assert len(audit) == 2 * 3
+    assert len(audit) == 1 * 3                                        # 1 item x 3 fields
     # what the cut-off translations left unjudged is named, with the setting to change
     if (verdicts["status"] == "no_input").any():
         log = (root / "results/ls/logs/judge_ls.log").read_text()
         assert "translate (translator) zh" in log and "status.csv" in log and "audit.csv" in log
-        assert "endpoints.translator.max_tokens (now 16)" in log
+        assert "endpoints.translator.max_tokens (now 8)" in log
 
 
 def test_usage_equals_the_servers_call_for_call_and_the_plan_is_close(collected):
@@ -239,53 +281,40 @@ def test_usage_equals_the_servers_call_for_call_and_the_plan_is_close(collected)
     assert ours == theirs
 
 
-def test_sigterm_then_rerun_calls_no_one_twice_and_gives_the_same_tables(collected, server,
-                                                                           tmp_path):
-    """A pointwise collection of one judge in 2 shards, SIGTERM to the whole process group (as a
-    cluster's time limit) after two answers, then the same command again: every answer made
-    before the stop is reused, the scores table is made of the replies the server sent (each
-    once), and it has the uninterrupted run's rows and columns. Its scores are not compared with
-    that run's: that run had 4 calls in flight against 2 slots, this one 1 per shard, and
-    llama.cpp's batched decoding changes a small model's greedy reply now and then (seen in CI:
-    a 5 became a 1)."""
+def test_sigterm_then_rerun_calls_no_one_twice_and_gives_the_same_tables(stopped, collected):
+    """The collection stopped by SIGTERM and run again (`stopped`): every answer made before the
+    stop is reused, the scores table is made of the replies the server sent (each once), and it
+    has the rows, columns and types of an uninterrupted run's (`collected`'s smol_warm table: one
+    shard, every call made in that run). Its scores are compared with the one-shard table
+    `collected` built from the same cached replies, not with a run that called again: that run
+    would batch other calls beside these, and llama.cpp's batched decoding changes a small
+    model's greedy reply now and then (seen in CI: a 5 became a 1)."""
     first_root, _, _ = collected
-    settings = config(tmp_path, server.base_url, {"pw": ["smol"]})
-    settings["panels"]["pw"]["collect"]["shards"] = 2
-    settings["panels"]["pw"]["backbones"] = ["smol"]
-    # one call in flight per shard, so that calls are still waiting when SIGTERM comes (with all
-    # of a shard's calls in flight, it finishes them and has nothing left to stop)
-    settings["endpoints"]["smol"]["max_concurrency"] = 1
-    target = "results/pw/collect/scores/smol.parquet"
-    start = len(server.log)
-    run = snakemake(tmp_path, settings, target, popen=True)
-    deadline = time.monotonic() + 600
-    while len(answered(server, start)) < 2 and run.poll() is None:
-        assert time.monotonic() < deadline, "no answer within 600 s"
-        time.sleep(0.1)
-    os.killpg(run.pid, signal.SIGTERM)
-    output, _ = run.communicate(timeout=600)
-    before = answered(server, start)
-    assert run.returncode != 0, output[-3000:]
-    assert not (tmp_path / target).exists()
-    assert 2 <= len(before) < 2 * 2 * 2 * 2                        # 8 calls: 2 items x 2 x 2
-    logs = "".join(p.read_text() for p in (tmp_path / "results/pw/logs").glob("judge_*.log"))
-    assert "stopped (SIGTERM)" in logs
-    snakemake(tmp_path, settings, target)
-    every = answered(server, start)
+    assert stopped.returncode != 0, stopped.output[-3000:]
+    assert not stopped.made_target
+    assert len(stopped.before) >= 2, "fewer than 2 answers before the stop (at most 600 s)"
+    assert len(stopped.before) < 2 * 2 * 2 * 2                      # 8 calls: 2 items x 2 x 2
+    assert "stopped (SIGTERM)" in stopped.logs
+    rerun = stopped.rerun
+    assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-6000:]
+    every = stopped.every
     assert len(every) == 8 and len({e["body"] for e in every}) == 8   # none made twice
     # every reply the server sent is one call record, the ones before the stop included
-    made = calls(tmp_path, "pw")
+    made = calls(stopped.root, "pw")
     made = made[made["status"].isin(["ok", "parse_failure"])].drop_duplicates("key")
     assert Counter(made["raw"]) == Counter(e["content"] for e in every)
     # the same rows, columns and types as the uninterrupted run (their order follows the shards)
     keys = ["language", "item_numeric_id", "subset"]
-    again = pd.read_parquet(tmp_path / target).sort_values(keys, ignore_index=True)
-    uninterrupted = pd.read_parquet(first_root / target).sort_values(keys, ignore_index=True)
+    again = pd.read_parquet(stopped.root / STOPPED).sort_values(keys, ignore_index=True)
+    uninterrupted = pd.read_parquet(first_root / "results/pw/collect/scores/smol_warm.parquet")
+    uninterrupted = uninterrupted.sort_values(keys, ignore_index=True)
     assert list(again.columns) == list(uninterrupted.columns)
     assert (again.dtypes == uninterrupted.dtypes).all()
     pd.testing.assert_frame_equal(again[keys], uninterrupted[keys])
     scores = again[["chosen_score", "rejected_score"]]
     assert scores.notna().any().all() and scores.stack().isin(range(1, 6)).all()  # 1-5 rubric
+    one_shard = pd.read_parquet(first_root / STOPPED).sort_values(keys, ignore_index=True)
+    pd.testing.assert_frame_equal(again, one_shard)
 
 
 def test_readme_local_example_is_the_example_and_plans_in_a_clean_copy(tmp_path):

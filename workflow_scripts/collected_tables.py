@@ -1,16 +1,16 @@
 """Tables from a collection's shard files: translated texts, reference texts, the translation
 audit, the verdict table, one judge's scores, the usage / status report, and for a collection
-stopped at a target the intervals beside the fixed-n band and the stopping figure."""
+stopped at a target the intervals beside the fixed-n band and the stopping figure.
+
+The Judge-LS analyses (scipy.stats), the band and the figures (matplotlib) are imported by the
+rules that use them: the others, most jobs of a collection, start in a third of the time."""
 import logging
 
 import numpy as np
 import pandas as pd
 
-from polyjudge.analyses import judge_ls
-from polyjudge.cbc.band import bootstrap_band
 from polyjudge.data import io
 from polyjudge.judges import protocols, rounds
-from polyjudge.report import figures
 from polyjudge.judges.stages import read_calls
 from polyjudge.scripting import run_step, write_csv, write_parquet
 
@@ -29,6 +29,7 @@ def main(smk):
         log.info("%d fields, %d unusable", len(texts), int((texts["text"] == "").sum()))
         write_parquet(texts, smk.output.texts)
     elif rule == "audit_translations":
+        from polyjudge.analyses import judge_ls
         conditions = smk.params.panel["collect"]["conditions"]
         variants = {c: (pd.read_parquet(smk.input[c]), spec["kind"])
                     for c, spec in conditions.items()}
@@ -37,6 +38,7 @@ def main(smk):
         log.info("%d of %d translated fields flagged", int(audit["flagged"].sum()), len(audit))
         write_csv(audit, smk.output.audit)
     elif rule == "collected_verdicts":
+        from polyjudge.analyses import judge_ls
         calls = read_calls(smk.input)
         verdicts = pd.concat([protocols.verdict_table(part, judge) for judge, part
                               in calls.groupby("endpoint", sort=False)], ignore_index=True)
@@ -49,6 +51,7 @@ def main(smk):
         calls = calls[calls["endpoint"] == smk.wildcards.judge]  # a rounds file has every judge
         write_parquet(protocols.score_table(calls), smk.output.scores)
     elif rule == "collection_intervals":
+        from polyjudge.cbc.band import bootstrap_band
         # the fixed-n task-bootstrap band of the items collected (those with a complete block,
         # as the sequences use), beside the sequences' intervals at the stop
         panel, settings = io.read_panel(smk.input.tensor), smk.params.bands
@@ -59,6 +62,7 @@ def main(smk):
                                        pd.read_csv(smk.input.stopping))
         write_csv(table, smk.output.intervals)
     elif rule == "stopping_figure":
+        from polyjudge.report import figures
         figures.save_figure(figures.stopping_curve(pd.read_csv(smk.input.stopping),
                                                    title=f"Stopping ({smk.wildcards.panel})"),
                             smk.output.png, smk.output.svg)
