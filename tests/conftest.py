@@ -145,6 +145,24 @@ def readme_reproduction(tmp_path_factory) -> Path:
     return once_per_run(tmp_path_factory, "readme_reproduction", _readme_reproduction)
 
 
+# --- the start-up check, in this process -----------------------------------------------------
+def start_up_refusal(config: dict, data_dir) -> str:
+    """The error common.smk raises at start-up, before any job, for ``config`` (a user's config
+    as snakemake reads it): completed from config/config.yaml, then checked against the schema
+    and ``data_dir``, here in this process."""
+    import yaml
+
+    from polyjudge import workflow_config
+    from polyjudge.data.yamlfile import read_yaml
+    repo = Path(__file__).resolve().parents[1]
+    completed = workflow_config.complete(yaml.safe_load(yaml.safe_dump(config)),
+                                         read_yaml(repo / "config" / "config.yaml"))
+    with pytest.raises(ValueError) as refused:
+        workflow_config.check(completed, Path(data_dir),
+                              read_yaml(repo / "config" / "schema" / "config.schema.yaml"))
+    return str(refused.value)
+
+
 # --- results page -------------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def page_runs(tmp_path_factory) -> dict:

@@ -13,8 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import DEVAI_DIR, readme_command, run_as_user
-from polyjudge import workflow_config
+from conftest import DEVAI_DIR, readme_command, run_as_user, start_up_refusal
 from polyjudge.analyses import extension
 from polyjudge.data.errors import InputError
 from polyjudge.data.panel import Panel
@@ -164,16 +163,6 @@ def test_a_calibrator_file_from_polyjudge_fit_is_applied(project):
 
 # --- bad links stop at start-up, before anything is written ------------------------------------
 
-def start_up_refusal(workdir, config):
-    """What common.smk does with the config at start-up, in this process: complete it from
-    config/config.yaml, then check it (the ValueError's text that stops the run)."""
-    completed = workflow_config.complete(read_yaml(config), read_yaml(REPO / "config/config.yaml"))
-    with pytest.raises(ValueError) as refused:
-        workflow_config.check(completed, workdir / "data",
-                              read_yaml(REPO / "config/schema/config.schema.yaml"))
-    return str(refused.value)
-
-
 # `calibrator:` values that are neither a panel nor a calibrator file: the file's content (None:
 # no file), the message (a regex; {panels}: the config's panels as the message lists them)
 BAD_CALIBRATORS = [
@@ -212,7 +201,7 @@ def test_a_bad_calibrator_stops_the_run_naming_it_with_no_output(tmp_path, refus
     if content is not None:
         (tmp_path / "data" / calibrator).write_text(content)
     config = write_config(tmp_path, {"fit": FIT, "new": applying(calibrator=calibrator)})
-    text = start_up_refusal(tmp_path, config)
+    text = start_up_refusal(read_yaml(config), tmp_path / "data")
     assert "panel 'new'" in text and re.search(message.format(panels="fit, new"), text), text
     # and a real run says so and writes nothing
     root, code, text = refused
@@ -236,7 +225,7 @@ def test_refused_analyses_and_links_are_named_at_start_up(tmp_path, refused):
     (tmp_path / "data").mkdir()
     for name, line in zip(("new", "both", "selfish"), lines):
         config = write_config(tmp_path, {"fit": FIT, name: REFUSED[name]})
-        assert line in start_up_refusal(tmp_path, config)
+        assert line in start_up_refusal(read_yaml(config), tmp_path / "data")
 
 
 # --- extends ------------------------------------------------------------------------------------

@@ -11,10 +11,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import DATA, DEVAI_DIR
-from polyjudge import workflow_config
+from conftest import DATA, DEVAI_DIR, start_up_refusal
 from polyjudge.analyses.simulation import RANK_COVERAGE_COLUMNS
-from polyjudge.data.yamlfile import read_yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -324,22 +322,10 @@ def test_run_table_without_framework_column_is_one_run_per_cell(own_runs):
     assert summary["n_runs"] == 55 * 3 * 3
 
 
-def start_up_refusal(config):
-    """The error common.smk raises at start-up, before any job, for ``config``: here in this
-    process (complete it from config/config.yaml, then check it); a real start shows such a
-    message reaching the user in tests/test_calibrator_workflow.py."""
-    completed = workflow_config.complete(yaml.safe_load(yaml.safe_dump(config)),
-                                         read_yaml(REPO / "config" / "config.yaml"))
-    with pytest.raises(ValueError) as refused:
-        workflow_config.check(completed, Path(completed["data_dir"]),
-                              read_yaml(REPO / "config" / "schema" / "config.schema.yaml"))
-    return str(refused.value)
-
-
 def test_analyses_a_panel_cannot_run_are_refused_at_start(tmp_path):
     config = own_data_config(tmp_path)
     config["panels"]["mine"]["analyses"] = ["cbc", "parse_failures", "judge_ls", "external"]
-    text = start_up_refusal(config)
+    text = start_up_refusal(config, config["data_dir"])
     for analysis in ("parse_failures", "judge_ls", "external"):
         assert f"panel 'mine': analysis '{analysis}'" in text
     assert "panel 'mine': analysis 'cbc'" not in text
@@ -348,7 +334,7 @@ def test_analyses_a_panel_cannot_run_are_refused_at_start(tmp_path):
 def test_unknown_panel_kind_is_rejected_by_the_schema(tmp_path):
     config = own_data_config(tmp_path)
     config["panels"]["mine"]["kind"] = "spreadsheet"
-    assert "spreadsheet" in start_up_refusal(config)
+    assert "spreadsheet" in start_up_refusal(config, config["data_dir"])
 
 
 @pytest.mark.slow
