@@ -115,7 +115,7 @@ def test_citation_cff_is_valid():
     text = (REPO / "CITATION.cff").read_text()
     assert yaml.safe_load(text)["cff-version"] == "1.2.0"  # the schema cffconvert would pick
     assert cff_errors(text) == []
-    broken = text.replace('date-released: "2026-12-02"', 'date-released: "2026-13-02"')
+    broken = re.sub(r'(?m)^date-released: .*$', 'date-released: "2026-13-02"', text)
     broken = broken.replace("\nmessage: ", "\nmessages: ")
     errors = cff_errors(broken)
     assert "'2026-13-02' is not a 'date'" in errors
