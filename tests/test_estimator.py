@@ -1,4 +1,6 @@
 """CBC estimator: known answers, identities, the published devai values."""
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -46,6 +48,22 @@ def test_weighted_variant_keeps_cbc_rankings():
     np.testing.assert_array_equal(estimator.rank_within_language(means - beta_w),
                                   estimator.rank_within_language(means - estimator.double_center(means)))
 
+
+
+def test_weights_of_backbones_constant_over_languages_are_the_limit_of_one_over_variance():
+    means = np.random.default_rng(4).normal(50, 20, size=(2, 4, 3))
+    means[0, :, 1] = 60.0  # replicate 0: backbone 1 is the same in every language
+    means[1, :, 0] = means[1, :, 2] = 40.0  # replicate 1: backbones 0 and 2 are
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        weights = estimator.cbc_weights(means)
+        beta_w = estimator.double_center_weighted(means)
+    np.testing.assert_array_equal(weights, [[0, 1, 0], [0.5, 0, 0.5]])
+    near = means.copy()
+    near[0, :, 1] += np.array([1, -1, 1, -1]) * 1e-6  # a variance of 1e-12 instead of 0
+    np.testing.assert_allclose(estimator.cbc_weights(near)[0], [0, 1, 0], atol=1e-9)
+    assert np.isfinite(beta_w).all()
+    np.testing.assert_allclose(beta_w.sum(axis=-2), 0, atol=1e-9)
 
 def test_radius_known_answer():
     # sigma 22.2441 at m=6, k=8, n=55, eps=0.05 gives the paper's "about 10" (9.96)

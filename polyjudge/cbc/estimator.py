@@ -33,8 +33,15 @@ def cbc_calibrate(matrix: np.ndarray, beta: np.ndarray) -> np.ndarray:
 
 
 def cbc_weights(cell_means: np.ndarray) -> np.ndarray:
-    """CBC-Weighted backbone weights ``w_b ∝ 1 / Var_l M[l, b]`` (ddof 0), summing to 1."""
-    inv = 1.0 / cell_means.var(axis=-2)
+    """CBC-Weighted backbone weights ``w_b ∝ 1 / Var_l M[l, b]`` (ddof 0), summing to 1.
+
+    Backbones whose means do not vary over languages share all the weight equally: the limit
+    of ``1 / Var`` as their variance goes to 0 (a small held-out half can give one).
+    """
+    var = cell_means.var(axis=-2)
+    constant = var == 0
+    with np.errstate(divide="ignore"):
+        inv = np.where(constant.any(axis=-1, keepdims=True), constant.astype(float), 1.0 / var)
     return inv / inv.sum(axis=-1, keepdims=True)
 
 
