@@ -197,7 +197,8 @@ def page_runs(tmp_path_factory) -> dict:
 # SLURM projects, are made once). The README's reproduction is the longest fixture: the snapshot
 # tests, which need it first, start the run, and the other files that read it come last, when it
 # is made (once_per_run).
-FIRST, LAST = "test_output_snapshot", ("test_standalone", "test_resources", "test_page_browser")
+FIRST, LAST = "test_output_snapshot", ("test_standalone", "test_resources",
+                                         "test_page_browser_default_run")
 
 
 # Fixtures that run snakemake or start servers, and markers of tests that need a cluster or a
