@@ -16,7 +16,8 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 MREWARDBENCH_DIR = DATA / "mrewardbench_panel"
 MREWARDBENCH_ARTIFACTS = (DATA / "cbc_paper_artifacts" / "data" / "external_validation"
                           / "mrewardbench_panel" / "analysis_1500_item")
-# evaluator file stem -> the evaluator label of the published matrices (same order as their columns)
+# evaluator file stem -> the evaluator label of the published matrices (same order as their
+# columns)
 MREWARDBENCH_EVALUATORS = {
     "claude_sonnet_4_6": "openrouter/anthropic/claude-sonnet-4.6",
     "deepseek_v3_2": "deepseek/deepseek-v3.2",
@@ -35,8 +36,8 @@ def load_mrewardbench_panel() -> Panel:
     subsets, backbones the evaluator file stems; a margin is NaN where a score is missing (35).
     """
     from polyjudge.data import io
-    runs = io.load_preference_margins({stem: f"{stem}.parquet" for stem in MREWARDBENCH_EVALUATORS},
-                                      MREWARDBENCH_DIR)
+    runs = io.load_preference_margins(
+        {stem: f"{stem}.parquet" for stem in MREWARDBENCH_EVALUATORS}, MREWARDBENCH_DIR)
     runs = io.validate_runs(runs, "mrewardbench", score_range=None, missing="omit")
     return io.build_panel(runs, "mrewardbench", MREWARDBENCH_LANGUAGES,
                           list(MREWARDBENCH_EVALUATORS), allow_missing_cells=True)
@@ -47,7 +48,7 @@ def mrewardbench_panel() -> Panel:
     return load_mrewardbench_panel()
 
 
-# --- DevAI multilingual panel (foundation) ---------------------------------------------------------
+# --- DevAI multilingual panel (foundation) -------------------------------------------------------
 DEVAI_DIR = DATA / "devai_ml_aaaj"
 DEVAI_LANGUAGES = ("English", "Arabic", "Turkish", "Chinese", "Hindi", "Japanese", "Spanish",
                    "Swahili")

@@ -14,7 +14,7 @@ LANGUAGES = ("English", "Arabic", "Spanish", "Swahili")
 BACKBONES = ("gpt-4o", "gpt-5.4", "qwen3.5-9b")
 
 
-# --- small synthetic tables with the pipeline's columns -------------------------------------------
+# --- small synthetic tables with the pipeline's columns ------------------------------------------
 def cell_means() -> np.ndarray:
     """A 4 x 3 language x backbone cell-mean matrix with a rank reversal (gpt-4o / gpt-5.4)."""
     return np.array([[60.0, 40.0, 20.0], [50.0, 45.0, 30.0], [35.0, 55.0, 25.0],
@@ -86,7 +86,8 @@ def lolo_table() -> pd.DataFrame:
     frame = pd.DataFrame({"language": LANGUAGES, "raw_tau": raw, "raw_tau_low": raw - 0.07,
                           "raw_tau_high": raw + 0.06, "cbc_tau": cbc, "cbc_tau_low": cbc - 0.1,
                           "cbc_tau_high": cbc + 0.08})
-    frame = frame.assign(cbc_imputed_tau=frame["cbc_tau"], cbc_imputed_tau_low=frame["cbc_tau_low"],
+    frame = frame.assign(cbc_imputed_tau=frame["cbc_tau"],
+                         cbc_imputed_tau_low=frame["cbc_tau_low"],
                          cbc_imputed_tau_high=frame["cbc_tau_high"])
     overall = {"language": "overall", "raw_tau": raw.mean(), "cbc_tau": cbc.mean(),
                "cbc_imputed_tau": cbc.mean()}

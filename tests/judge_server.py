@@ -5,11 +5,11 @@ Models it serves (the request's ``model``):
 
 * ``translator``: full translation -> ``"[zh] " + text``, code-switched -> ``"[cs] " + text``;
 * any model in ``pairwise``: a pairwise judge with planted
-  :class:`polyjudge.analyses.judge_ls.JudgeEffects` (accuracy, flips, position bias, ties, tie-probe
-  language preference) and an ``unparseable`` rate. Items are recognised by markers the test
-  items carry: ``<<good|1>>`` / ``<<bad|2>>`` (quality and original index) at the start of each output,
-  ``<<item:ID>>`` in the instruction, a ``[zh] `` / ``[cs] ``
-  prefix for translated text;
+  :class:`polyjudge.analyses.judge_ls.JudgeEffects` (accuracy, flips, position bias, ties,
+  tie-probe language preference) and an ``unparseable`` rate. Items are recognised by markers
+  the test items carry: ``<<good|1>>`` / ``<<bad|2>>`` (quality and original index) at the start
+  of each output, ``<<item:ID>>`` in the instruction, a ``[zh] `` / ``[cs] `` prefix for
+  translated text;
 * any model in ``pointwise``: a 1-5 scorer, score = :meth:`JudgeServer.planted_score`;
 * ``echo``: answers at once with a fixed reply (benchmark).
 
@@ -208,7 +208,8 @@ class JudgeServer(PlantedJudges):
         with self.lock:
             if method == "POST" and parts == ["files"]:
                 return self._upload(body, headers.get("Content-Type", ""))
-            if method == "GET" and len(parts) == 3 and parts[0] == "files" and parts[2] == "content":
+            if (method == "GET" and len(parts) == 3 and parts[0] == "files"
+                    and parts[2] == "content"):
                 file = self.files.get(parts[1])
                 return (200, file["data"], {}) if file else _not_found(f"file {parts[1]}")
             if method == "GET" and len(parts) == 2 and parts[0] == "files":

@@ -41,7 +41,8 @@ class PlantedJudges:
         lang_a, lang_b = lang_a or "en", lang_b or "en"
         if q_a == q_b == "good":  # tie probe: output A and B are the gold output in two languages
             order = "original" if lang_a == "en" else "swapped"
-            content_choice = 2 if uniform(model, item, order, "probe") < effects.probe_prefer_2 else 1
+            content_choice = (2 if uniform(model, item, order, "probe") < effects.probe_prefer_2
+                              else 1)
             translated_first = order == "swapped"
             letter = "A" if (content_choice == 2) == translated_first else "B"
             tie, bias = effects.probe_tie, effects.probe_position_bias

@@ -94,8 +94,9 @@ STORED_KINDS = ("csv", "parquet", "json", "text", "bytes")
 def copy_repository(target: Path) -> Path:
     """The repository's files (what git tracks, and new files it does not ignore) copied into
     ``target``: a fresh clone with the working tree's changes, without results or a venv."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=REPO, capture_output=True, check=True).stdout.decode()
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, capture_output=True, check=True).stdout.decode()
     for name in filter(None, listed.split("\0")):
         if (REPO / name).is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
@@ -226,14 +227,15 @@ def main(argv=None) -> int:
               f"snapshot (rtol {RTOL:g}, atol {ATOL:g}; structure and text exactly)")
         if args.update:
             manifest = store(results, SNAPSHOT, args.data_dir)
-            print(f"stored {len(manifest['files'])} outputs in {SNAPSHOT} (the lines above are what"
-                  " changed: say why in the commit message)")
+            print(f"stored {len(manifest['files'])} outputs in {SNAPSHOT} (the lines above are "
+                  "what changed: say why in the commit message)")
             return 0
         if not (SNAPSHOT / "manifest.json").exists():
             return 1
         differing = stored_bytes_differing(SNAPSHOT, results)
         print(f"{len(differing)} of {len(compared_files(SNAPSHOT / 'results'))} stored copies "
-              f"differ in bytes from this run" + (": " + ", ".join(differing) if differing else ""))
+              f"differ in bytes from this run"
+              + (": " + ", ".join(differing) if differing else ""))
     return 1 if problems else 0
 
 

@@ -167,7 +167,8 @@ def compare_parquet(name: str, stored_path: Path, now_path: Path) -> list[str]:
         for row in differing_rows(s, n):
             label = row_label(labels, [label_values[c][row] for c in labels])
             problems.append(f"{name}: column {column!r}, row {row} {label}: "
-                            f"stored {shown(s[int(row)].as_py())} vs now {shown(n[int(row)].as_py())}")
+                            f"stored {shown(s[int(row)].as_py())} "
+                            f"vs now {shown(n[int(row)].as_py())}")
     return capped(name, problems)
 
 
@@ -237,7 +238,8 @@ def describe_svg(path: Path) -> dict:
     """An SVG's size, the texts drawn (in order) and its element count per tag."""
     text = Path(path).read_text()
     root = re.search(r"<svg\b[^>]*>", text)
-    size = {k: re.search(rf'\b{k}="([^"]*)"', root.group(0)) for k in ("width", "height", "viewBox")}
+    size = {k: re.search(rf'\b{k}="([^"]*)"', root.group(0))
+            for k in ("width", "height", "viewBox")}
     return {"kind": "svg", "size": {k: m.group(1) for k, m in size.items() if m},
             "texts": re.findall(r"<!-- (.*?) -->", text, flags=re.S),
             "elements": dict(sorted(Counter(re.findall(r"<([A-Za-z][\w:.-]*)", text)).items()))}
@@ -248,5 +250,6 @@ DESCRIBE = {"png": describe_png, "svg": describe_svg}
 
 def compare_description(name: str, stored: dict, now: dict) -> list[str]:
     """Differences between two figure descriptions, property by property."""
-    return [f"{name}: {key}: stored {shown(stored.get(key), 200)} vs now {shown(now.get(key), 200)}"
+    return [f"{name}: {key}: stored {shown(stored.get(key), 200)} "
+            f"vs now {shown(now.get(key), 200)}"
             for key in sorted(set(stored) | set(now)) if stored.get(key) != now.get(key)]

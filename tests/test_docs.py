@@ -17,8 +17,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
-PAGES = ("README.md", "methods.md", "outputs.md", "configuration.md", "contributing.md", "running.md",
-         "performance.md", "api.md", "judges.md", "licences.md")
+PAGES = ("README.md", "methods.md", "outputs.md", "configuration.md", "contributing.md",
+         "running.md", "performance.md", "api.md", "judges.md", "licences.md")
 
 
 def text(name: str) -> str:
@@ -79,9 +79,11 @@ def test_every_declared_output_is_documented():
 @pytest.mark.parametrize("module, name", [
     ("polyjudge.data.io", "RUN_COLUMNS"), ("polyjudge.data.io", "REQUIREMENT_COLUMNS"),
     ("polyjudge.data.judgment_tree", "COLUMNS"), ("polyjudge.analyses.reversal", "PAIR_COLUMNS"),
-    ("polyjudge.analyses.simulation", "SCENARIO_COLUMNS"), ("polyjudge.report.claims", "CLAIM_COLUMNS"),
+    ("polyjudge.analyses.simulation", "SCENARIO_COLUMNS"),
+    ("polyjudge.report.claims", "CLAIM_COLUMNS"),
     ("polyjudge.analyses.simulation", "RANK_COVERAGE_COLUMNS"),
-    ("polyjudge.analyses.judge_ls", "VERDICT_COLUMNS"), ("polyjudge.analyses.judge_ls", "RECOVERY_COLUMNS"),
+    ("polyjudge.analyses.judge_ls", "VERDICT_COLUMNS"),
+    ("polyjudge.analyses.judge_ls", "RECOVERY_COLUMNS"),
     ("polyjudge.analyses.diagnostics", "ANOVA_TERMS"),
 ])
 def test_output_columns_named_in_the_code_are_documented(module, name):
@@ -197,9 +199,11 @@ def test_the_contributing_guide_names_what_exists():
     assert not missing, f"docs/contributing.md names files the repository lacks: {missing}"
     for module, name in [("polyjudge.data.errors", "say"),
                          ("polyjudge.data.errors", "api_messages"),
-                         ("polyjudge.data.errors", "InputError"), ("polyjudge.scripting", "run_step"),
+                         ("polyjudge.data.errors", "InputError"),
+                         ("polyjudge.scripting", "run_step"),
                          ("polyjudge.judges.plan", "plan_totals"),
-                         ("polyjudge.judges.plan", "readable_cost"), ("polyjudge.api", "prepare_runs")]:
+                         ("polyjudge.judges.plan", "readable_cost"),
+                         ("polyjudge.api", "prepare_runs")]:
         assert re.search(rf"\b{name}\b", guide), name
         assert hasattr(importlib.import_module(module), name), name
     smk = (REPO / "rules" / "common.smk").read_text()
@@ -242,8 +246,9 @@ def test_the_readme_gives_one_job_count_from_the_benchmark_that_measures_it():
 
 
 def test_the_readme_links_the_stopping_rule_docs():
-    assert ("Stopping a collection at a precision: [docs/methods.md#107-stopping-a-collection-at-a-"
-            "precision](docs/methods.md#107-stopping-a-collection-at-a-precision)") in readme()
+    assert ("Stopping a collection at a precision: "
+            "[docs/methods.md#107-stopping-a-collection-at-a-precision]"
+            "(docs/methods.md#107-stopping-a-collection-at-a-precision)") in readme()
 
 
 def test_every_readme_command_is_run_by_a_test():
@@ -313,7 +318,8 @@ def test_the_performance_summary_names_the_benchmark_of_every_row():
     """Every row of the performance summary (docs/performance.md, moved there
     from the README) names its benchmark, which exists and which the page names again."""
     performance = text("performance.md")
-    table = performance[performance.index("## Summary"):performance.index("The simulation study is")]
+    table = performance[performance.index("## Summary"):
+                        performance.index("The simulation study is")]
     rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
     assert len(rows) > 3
     for row in rows[1:]:

@@ -106,7 +106,8 @@ def with_defaults(user: dict, defaults: dict) -> dict:
         for key, value in source.items():
             if key not in into:
                 into[key] = value
-            elif key not in COLLECTIONS and isinstance(value, dict) and isinstance(into[key], dict):
+            elif (key not in COLLECTIONS and isinstance(value, dict)
+                  and isinstance(into[key], dict)):
                 fill(into[key], value)
     merged = dict(user)
     fill(merged, defaults)

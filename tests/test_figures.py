@@ -211,9 +211,11 @@ def test_band_figure_shows_radii_and_which_bands_exclude_zero():
     span = ax.patches[0].get_path().get_extents().transformed(ax.patches[0].get_patch_transform())
     assert (span.y0, span.y1) == pytest.approx((-4.88, 4.88))
     filled = sum(len(line.get_xdata()) for line in ax.lines
-                 if line.get_marker() not in ("None", "") and line.get_markerfacecolor() != "white")
+                 if line.get_marker() not in ("None", "")
+                 and line.get_markerfacecolor() != "white")
     assert filled == int((np.abs(bands["beta"]) > 3.6).sum())
-    legend_text = " ".join(text.get_text() for legend in fig.legends for text in legend.get_texts())
+    legend_text = " ".join(text.get_text() for legend in fig.legends
+                           for text in legend.get_texts())
     assert "4.88" in legend_text and "9.96" in legend_text and "critical value 3.60" in legend_text
 
 

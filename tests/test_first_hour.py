@@ -177,7 +177,8 @@ def test_a_method_that_cannot_run_is_a_row_with_its_reason_and_a_log_line(caplog
     assert list(tau.index) == list(polyjudge.analyses.baselines.METHODS)
     empty = tau[tau["n_replicates"] == 0]
     assert {"CBC", "Oracle", "ComBat"} <= set(empty.index)
-    assert (empty["reason"] != "").all() and (tau.loc[tau["n_replicates"] > 0, "reason"] == "").all()
+    assert (empty["reason"] != "").all() and (
+        tau.loc[tau["n_replicates"] > 0, "reason"] == "").all()
     assert "(L3, B2), (L3, B3) have no task" in empty.loc["CBC", "reason"]
     assert "remove the runs of language(s) ['L3']" in empty.loc["CBC", "reason"]
     assert empty.loc["Dawid-Skene (requirement)", "reason"].startswith("not run: no requirement")

@@ -230,7 +230,8 @@ def test_score_types_may_differ_between_logs(edited):
 
     def as_text(log):  # another lab's scorer wrote its numbers as text
         for sample in log["samples"]:
-            sample["scores"]["judge_score"]["value"] = str(sample["scores"]["judge_score"]["value"])
+            sample["scores"]["judge_score"]["value"] = str(
+                sample["scores"]["judge_score"]["value"])
     edit(log_of(edited, "de"), as_text)
     assert polyjudge.read_inspect_logs(edited, scorer="judge_score").equals(before)
 
@@ -253,7 +254,8 @@ def sample_name(path: Path, index: int) -> tuple[str, int]:
 
 
 def test_metadata_with_runs_of_spaces_is_read_as_written(edited):
-    label = "Simplified  Chinese\n(zh)"  # sample summaries collapse it to "Simplified Chinese (zh)"
+    # sample summaries collapse it to "Simplified Chinese (zh)"
+    label = "Simplified  Chinese\n(zh)"
 
     def relabel(log):
         for sample in log["samples"]:

@@ -103,7 +103,8 @@ def check_table(opened, results, table_id, source):
 def table_columns(opened, table_id):
     return opened.page.evaluate("""id => {
         const data = JSON.parse(document.getElementById('page-data').textContent);
-        const all = data.panels.flatMap(p => p.sections.flatMap(s => s.tables)).concat([data.claims]);
+        const all = data.panels.flatMap(p => p.sections.flatMap(s => s.tables))
+            .concat([data.claims]);
         return all.find(t => t.id === id).columns;
     }""", table_id)
 
@@ -112,7 +113,8 @@ def test_opens_offline_with_no_request_and_no_error(opened):
     assert opened.requests == []
     assert opened.errors == []
     assert opened.dialogs == []
-    sections = opened.page.eval_on_selector_all("[data-section]", "s => s.map(x => x.dataset.section)")
+    sections = opened.page.eval_on_selector_all("[data-section]",
+                                                "s => s.map(x => x.dataset.section)")
     assert sections == ["leaderboard", "beta", "heldout", "decisions", "reversal", "cmi",
                         "claims", "provenance"]
 
@@ -239,7 +241,8 @@ def test_clicking_a_heatmap_cell_shows_its_detail_and_the_band_tooltip(opened):
     assert "cell_language=English" in opened.page.url
     # the click answers: the tooltip is gone, and the cell's title is written once
     assert not opened.page.is_visible("#tooltip")
-    titles = opened.page.eval_on_selector_all("#cell-detail h3", "hs => hs.map(h => h.textContent)")
+    titles = opened.page.eval_on_selector_all("#cell-detail h3",
+                                              "hs => hs.map(h => h.textContent)")
     assert len(titles) == len(set(titles)) and sum("English" in t for t in titles) == 1
 
 
@@ -277,7 +280,8 @@ def test_compare_outlines_exactly_the_planted_change(browser, page_runs):
             "[data-chart='devai.heatmap'] svg path[stroke-width='3']", "ps => ps.length")
         assert outlined == 1
         rows = {t: diff.visible(t) for t in ("diff.beta", "diff.ranks", "diff.claims")}
-        assert [(r["language"], r["backbone"]) for r in rows["diff.beta"]] == [(language, backbone)]
+        assert [(r["language"], r["backbone"]) for r in rows["diff.beta"]] == [
+            (language, backbone)]
         assert_shown(rows["diff.beta"][0]["shift"], 0.5, "shift")
         assert rows["diff.ranks"] == [] and [r["id"] for r in rows["diff.claims"]] == [claim]
         # run B's own numbers are shown: the shifted beta

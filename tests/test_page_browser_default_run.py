@@ -18,7 +18,8 @@ def test_the_default_runs_page_renders_every_panel_offline(browser, readme_repro
     results = readme_reproduction / "results"
     default = Opened(browser, results / "index.html")
     try:
-        panels = default.page.eval_on_selector_all("nav button", "bs => bs.map(b => b.dataset.panel)")
+        panels = default.page.eval_on_selector_all("nav button",
+                                                   "bs => bs.map(b => b.dataset.panel)")
         assert panels == ["devai", "devai_raw", "synthetic", "mrewardbench", "llmbar",
                           "judge_ls_synthetic"]
         expected = {"devai": {"leaderboard", "beta", "heldout", "decisions", "reversal", "cmi"},
@@ -95,15 +96,16 @@ def test_layout_at_1280_px_headings_with_their_charts_no_overflow_no_warning(
                 .filter(w => w.scrollWidth > w.clientWidth + 1)
                 .map(w => w.querySelector('table').dataset.table)""")
             assert cut == [], (name, cut)
-            pairs = page.page.evaluate("""() => [...document.querySelectorAll('.figure')].map(f => {
+            pairs = page.page.evaluate("""() => [...document.querySelectorAll('.figure')]
+                .map(f => {
                 const h = f.querySelector(':scope > h3'), c = f.querySelector('.chart');
                 if (!h) return null;
                 const a = h.getBoundingClientRect(), b = c.getBoundingClientRect();
                 return [a.bottom <= b.top + 1, a.left < b.right && b.left < a.right,
                         b.top - a.bottom];
             }).filter(x => x)""")
-            assert pairs and all(below and overlap and gap < 40 for below, overlap, gap in pairs), \
-                (name, pairs)
+            assert pairs and all(below and overlap and gap < 40
+                                 for below, overlap, gap in pairs), (name, pairs)
             # no facet without data is drawn: one x axis per language of the slopegraph (a
             # wrapped facet drew a column's axis under the empty 8th cell of M-RewardBench)
             slope = f"[data-chart='{name}.slopegraph']"
