@@ -16,7 +16,8 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 MREWARDBENCH_DIR = DATA / "mrewardbench_panel"
 MREWARDBENCH_ARTIFACTS = (DATA / "cbc_paper_artifacts" / "data" / "external_validation"
                           / "mrewardbench_panel" / "analysis_1500_item")
-# evaluator file stem -> the evaluator label of the published matrices (same order as their columns)
+# evaluator file stem -> the evaluator label of the published matrices (same order as their
+# columns)
 MREWARDBENCH_EVALUATORS = {
     "claude_sonnet_4_6": "openrouter/anthropic/claude-sonnet-4.6",
     "deepseek_v3_2": "deepseek/deepseek-v3.2",
@@ -35,8 +36,8 @@ def load_mrewardbench_panel() -> Panel:
     subsets, backbones the evaluator file stems; a margin is NaN where a score is missing (35).
     """
     from polyjudge.data import io
-    runs = io.load_preference_margins({stem: f"{stem}.parquet" for stem in MREWARDBENCH_EVALUATORS},
-                                      MREWARDBENCH_DIR)
+    runs = io.load_preference_margins(
+        {stem: f"{stem}.parquet" for stem in MREWARDBENCH_EVALUATORS}, MREWARDBENCH_DIR)
     runs = io.validate_runs(runs, "mrewardbench", score_range=None, missing="omit")
     return io.build_panel(runs, "mrewardbench", MREWARDBENCH_LANGUAGES,
                           list(MREWARDBENCH_EVALUATORS), allow_missing_cells=True)
@@ -47,7 +48,7 @@ def mrewardbench_panel() -> Panel:
     return load_mrewardbench_panel()
 
 
-# --- DevAI multilingual panel (foundation) ---------------------------------------------------------
+# --- DevAI multilingual panel (foundation) -------------------------------------------------------
 DEVAI_DIR = DATA / "devai_ml_aaaj"
 DEVAI_LANGUAGES = ("English", "Arabic", "Turkish", "Chinese", "Hindi", "Japanese", "Spanish",
                    "Swahili")
@@ -197,7 +198,8 @@ def page_runs(tmp_path_factory) -> dict:
 # SLURM projects, are made once). The README's reproduction is the longest fixture: the snapshot
 # tests, which need it first, start the run, and the other files that read it come last, when it
 # is made (once_per_run).
-FIRST, LAST = "test_output_snapshot", ("test_standalone", "test_resources", "test_page_browser")
+FIRST, LAST = "test_output_snapshot", ("test_standalone", "test_resources",
+                                         "test_page_browser_default_run")
 
 
 # Fixtures that run snakemake or start servers, and markers of tests that need a cluster or a

@@ -68,7 +68,8 @@ _CANDIDATE = "mockllm/candidate"
 
 # the (task id, language, epoch, order) of the sample whose grader is generating right now: set by
 # the solver just before it calls the mock model, read by the mock's output function
-_CURRENT: contextvars.ContextVar[tuple[str, str, int, str]] = contextvars.ContextVar("judge_sample")
+_CURRENT: contextvars.ContextVar[tuple[str, str, int, str]] = contextvars.ContextVar(
+    "judge_sample")
 
 
 # --------------------------------------------------------------------------- planted values
@@ -137,7 +138,8 @@ def _mock_grader(grader: str, seed: int, scale: int):
         text = f"Score: {score}\nGrade: {grade}\nPreferred: {verdict}"
         output = ModelOutput.from_content(model=grader, content=text)
         # usage present -> mockllm does not count tokens with tiktoken (a network download)
-        output.usage = ModelUsage(input_tokens=50, output_tokens=len(text), total_tokens=50 + len(text))
+        output.usage = ModelUsage(input_tokens=50, output_tokens=len(text),
+                                  total_tokens=50 + len(text))
         return output
 
     return generate
@@ -160,7 +162,8 @@ def _build_task_factory():
     from inspect_ai import Task, task
     from inspect_ai.dataset import MemoryDataset, Sample
     from inspect_ai.model import get_model
-    from inspect_ai.scorer import CORRECT, INCORRECT, PARTIAL, Score, Target, accuracy, mean, scorer
+    from inspect_ai.scorer import (CORRECT, INCORRECT, PARTIAL, Score, Target, accuracy, mean,
+                                   scorer)
     from inspect_ai.solver import Generate, TaskState, solver
 
     def reply_of(state: TaskState) -> str:
@@ -182,7 +185,8 @@ def _build_task_factory():
                 state = await generate(state)  # the eval model: grader, or candidate ("role")
                 if grader_as == "role":
                     grader = get_model(role="grader")
-                    prompt = f"{state.input_text}\n\nAnswer:\n{state.output.completion}\n\nJudge it."
+                    prompt = (f"{state.input_text}\n\nAnswer:\n{state.output.completion}"
+                              "\n\nJudge it.")
                     judged = await grader.generate(prompt)
                     state.store.set("judge_reply", judged.completion)  # kept out of metadata
                     state.store.set("judge_grader", str(grader))
@@ -383,10 +387,12 @@ def write_inspect_logs(
             candidate = get_model(_CANDIDATE, custom_outputs=_mock_candidate(), memoize=False)
             for grader in graders:  # model roles are per eval() call
                 logs += inspect_eval(
-                    tasks(), model=candidate, model_roles={"grader": grader_model(grader)}, **common
+                    tasks(), model=candidate, model_roles={"grader": grader_model(grader)},
+                    **common
                 )
 
-    bad = [(log.location, log.status, log.error and log.error.message) for log in logs if log.status != "success"]
+    bad = [(log.location, log.status, log.error and log.error.message) for log in logs
+           if log.status != "success"]
     if bad:
         raise RuntimeError(f"Inspect evals did not succeed: {bad}")
 

@@ -15,7 +15,8 @@ def pairwise_items(n: int, seed: int = 0) -> pd.DataFrame:
         for index in (1, 2):
             quality = "good" if label[i] == index else "bad"
             texts[f"output_{index}"] = (f"<<{quality}|{index}>> The answer lists {i + 3} steps, "
-                                        f"costs {10 * index + i} dollars and takes {index + 1} days.")
+                                        f"costs {10 * index + i} dollars and takes {index + 1} "
+                                        "days.")
         rows.append({"subset": subsets[i], "item_index": i,
                      "input": f"<<item:{item}>> Plan a trip of {i + 2} days for 4 people.",
                      **texts, "label": int(label[i])})

@@ -5,18 +5,19 @@ Models it serves (the request's ``model``):
 
 * ``translator``: full translation -> ``"[zh] " + text``, code-switched -> ``"[cs] " + text``;
 * any model in ``pairwise``: a pairwise judge with planted
-  :class:`polyjudge.analyses.judge_ls.JudgeEffects` (accuracy, flips, position bias, ties, tie-probe
-  language preference) and an ``unparseable`` rate. Items are recognised by markers the test
-  items carry: ``<<good|1>>`` / ``<<bad|2>>`` (quality and original index) at the start of each output,
-  ``<<item:ID>>`` in the instruction, a ``[zh] `` / ``[cs] ``
-  prefix for translated text;
+  :class:`polyjudge.analyses.judge_ls.JudgeEffects` (accuracy, flips, position bias, ties,
+  tie-probe language preference) and an ``unparseable`` rate. Items are recognised by markers
+  the test items carry: ``<<good|1>>`` / ``<<bad|2>>`` (quality and original index) at the start
+  of each output, ``<<item:ID>>`` in the instruction, a ``[zh] `` / ``[cs] `` prefix for
+  translated text;
 * any model in ``pointwise``: a 1-5 scorer, score = :meth:`JudgeServer.planted_score`;
 * ``echo``: answers at once with a fixed reply (benchmark).
 
 Every draw is a hash of (model, item, ...), so the same request always gets the same answer and
-a run is reproducible. Faults (``faults``: rate per kind) are drawn from a hash of the request:
-``429`` (with Retry-After) and ``500`` happen on the first time a request is seen only, ``slow``
-sleeps before answering, ``length`` answers a cut-off reply with finish_reason ``length``;
+a run is reproducible (the planted judges' answers: tests/planted_judges.py). Faults
+(``faults``: rate per kind) are drawn from a hash of the request: ``429`` (with Retry-After) and
+``500`` happen on the first time a request is seen only, ``slow`` sleeps before answering,
+``length`` answers a cut-off reply with finish_reason ``length``;
 ``latency`` delays every answer (calls stay in flight that long).
 Usage is counted per model for every 200 reply; ``log`` lists every request (body hash, model,
 status).
@@ -42,7 +43,6 @@ from __future__ import annotations
 import email.policy
 import hashlib
 import json
-import re
 import threading
 import time
 from collections import Counter, defaultdict
@@ -50,16 +50,7 @@ from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from polyjudge.analyses import judge_ls
-
-_OUTPUT = re.compile(r"(?:\[(zh|cs)\] )?<<(good|bad)\|([12])>>")
-_ITEM = re.compile(r"<<item:([^>]+)>>")
-_LANG = re.compile(r"<<lang:([^>]+)>>")
-
-
-def uniform(*parts) -> float:
-    digest = hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()
-    return int(digest[:15], 16) / 16**15
+from planted_judges import PlantedJudges, default_pairwise_judges, uniform  # noqa: F401
 
 
 def tokens(text: str) -> int:
@@ -80,7 +71,7 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128
 
 
-class JudgeServer:
+class JudgeServer(PlantedJudges):
     def __init__(self, pairwise=None, pointwise=None, faults=None, unparseable=None,
                  retry_after=0.05, slow_seconds=0.2, api_key=None, latency=0.0, batch_delay=0.0,
                  batch_request_delay=0.0, batch_errors=0.0, batch_expire=None,
@@ -155,66 +146,6 @@ class JudgeServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    # --- planted behaviour -------------------------------------------------------------------
-    def planted_score(self, model: str, item: str, language: str, side: str) -> int:
-        """Chosen: 4 or 5, rejected: 2 or 3, shifted by the model's per-language offset."""
-        base = {"chosen": 4, "rejected": 2}[side] + (uniform(model, item, language, side) < 0.5)
-        return int(min(5, max(1, base + self.pointwise[model].get(language, 0))))
-
-    def _pairwise(self, model: str, content: str) -> str:
-        effects = self.pairwise[model]
-        item = _ITEM.search(content).group(1)
-        (lang_a, q_a, index_a), (lang_b, q_b, _) = _OUTPUT.findall(content)[-2:]
-        lang_a, lang_b = lang_a or "en", lang_b or "en"
-        if q_a == q_b == "good":  # tie probe: output A and B are the gold output in two languages
-            order = "original" if lang_a == "en" else "swapped"
-            content_choice = 2 if uniform(model, item, order, "probe") < effects.probe_prefer_2 else 1
-            translated_first = order == "swapped"
-            letter = "A" if (content_choice == 2) == translated_first else "B"
-            tie, bias = effects.probe_tie, effects.probe_position_bias
-            condition = "tie_probe"
-        else:
-            condition = lang_a
-            order = "original" if index_a == "1" else "swapped"
-            reference = effects.reference
-            correct_ref = uniform(model, item, "correct", reference) < effects.accuracy[reference]
-            if condition == reference:
-                correct = correct_ref
-            else:
-                joint = effects.joint_correctness(condition)
-                p = joint[1, 1] / joint[1].sum() if correct_ref else joint[0, 1] / joint[0].sum()
-                correct = uniform(model, item, "correct", condition) < p
-            good_letter = "A" if q_a == "good" else "B"
-            letter = good_letter if correct else ("B" if good_letter == "A" else "A")
-            tie, bias = effects.tie_rate[condition], effects.position_bias[condition]
-        u = uniform(model, item, condition, order, "verdict")
-        return "Tie" if u < tie else ("A" if u < tie + (1 - tie) * bias else letter)
-
-    def reply(self, request: dict) -> str:
-        model = request["model"]
-        messages = request["messages"]
-        content = messages[-1]["content"]
-        structured = request.get("response_format") is not None
-        if model == "echo":
-            return "ok"
-        if model == "translator":
-            text = content.rsplit("Text:\n", 1)[1].rstrip("\n")
-            system = messages[0]["content"]
-            return ("[cs] " if "bilingual" in system else "[zh] ") + text
-        if uniform(json.dumps(messages), "unparseable") < self.unparseable.get(model, 0.0):
-            return "I cannot decide between them."
-        if model in self.pairwise:
-            verdict = self._pairwise(model, content)
-            return json.dumps({"verdict": verdict}) if structured else {
-                "A": "Output (a)", "B": "Output (b)", "Tie": "Tie"}[verdict]
-        if model in self.pointwise:
-            item = _ITEM.search(content).group(1)
-            language = _LANG.search(content).group(1)
-            side = "chosen" if "<<good|" in content else "rejected"
-            score = self.planted_score(model, item, language, side)
-            return json.dumps({"score": score}) if structured else f"Score: {score}"
-        raise KeyError(model)
-
     def handle(self, body: bytes, headers):
         request = json.loads(body)
         digest = hashlib.sha256(body).hexdigest()
@@ -277,7 +208,8 @@ class JudgeServer:
         with self.lock:
             if method == "POST" and parts == ["files"]:
                 return self._upload(body, headers.get("Content-Type", ""))
-            if method == "GET" and len(parts) == 3 and parts[0] == "files" and parts[2] == "content":
+            if (method == "GET" and len(parts) == 3 and parts[0] == "files"
+                    and parts[2] == "content"):
                 file = self.files.get(parts[1])
                 return (200, file["data"], {}) if file else _not_found(f"file {parts[1]}")
             if method == "GET" and len(parts) == 2 and parts[0] == "files":
@@ -456,11 +388,6 @@ class JudgeServer:
         with self.lock:
             self.log.append({"body": digest, "model": model, "status": status})
         return status, payload, headers
-
-
-def default_pairwise_judges() -> dict:
-    """Two planted judges (the Judge-LS synthetic defaults, judge_a and judge_b)."""
-    return judge_ls.default_judges()
 
 
 if __name__ == "__main__":  # a server to point a manual run at

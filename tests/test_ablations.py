@@ -159,7 +159,8 @@ def test_requirement_group_scores_are_recomputed_from_the_group_only():
     runs = (100.0 * verdicts.sum() / verdicts.size()).rename("score").reset_index()
     values = io.build_panel(runs, "reference").values
     shape = values.shape
-    boot = task_bootstrap(shape[0], 50, np.random.default_rng(3), row_permutations=tuple(shape[1:]))
+    boot = task_bootstrap(shape[0], 50, np.random.default_rng(3),
+                          row_permutations=tuple(shape[1:]))
     m_tr, m_ev = (weighted_cell_means(values, w) for w in (boot.counts, boot.oob))
     assert frame.loc["a", "raw_tau"] == pytest.approx(np.nanmean(mean_pairwise_tau(m_ev)))
     assert frame.loc["a", "cbc_tau"] == pytest.approx(

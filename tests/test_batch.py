@@ -63,7 +63,8 @@ def test_batches_answer_as_calls_one_by_one_do_at_batch_prices_and_a_rerun_calls
                             + usage["output_tokens"] * PRICE_OUT) / 1e6
         assert sum(r["cost"] for r in results) == pytest.approx(batch_cost, rel=1e-12)
         batch_id = next(iter(server.batches))
-        assert {r["batch"] for r in results} == {batch_id} and not any(r["cached"] for r in results)
+        assert {r["batch"] for r in results} == {batch_id} and not any(
+            r["cached"] for r in results)
         # the same calls one by one: the same replies, at list price
         one_by_one = run(server, tmp_path, name="sync.jsonl", batch=False)
         assert [r["raw"] for r in one_by_one] == [r["raw"] for r in results]

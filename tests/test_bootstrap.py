@@ -162,7 +162,8 @@ def test_heldout_and_decisions_do_not_depend_on_the_chunk_size():
                                  chunk_size=64)
     np.testing.assert_array_equal(chunked["tau"], whole["tau"])
     assert chunked.drop(columns="tau").equals(whole.drop(columns="tau"))
-    assert decision_agreement(panel, 200, 307, chunk_size=64) == decision_agreement(panel, 200, 307)
+    assert decision_agreement(panel, 200, 307, chunk_size=64) == \
+        decision_agreement(panel, 200, 307)
 
 
 def test_band_does_not_depend_on_the_chunk_size():

@@ -53,7 +53,8 @@ def test_fit_equals_calibrate_and_transform_subtracts_it_exactly():
                                   polyjudge.calibrate(old).beta, check_exact=True)
     out = calibrator.transform(new)
     assert np.array_equal(out["score_cbc"].to_numpy(), expected_calibrated(new, calibrator.beta_))
-    assert out.index.equals(new.index) and list(out.columns[:len(new.columns)]) == list(new.columns)
+    assert out.index.equals(new.index) and list(out.columns[:len(new.columns)]) == list(
+        new.columns)
     assert out["calibrated"].all() and "score_cbc_low" not in out  # no band, no interval
     assert calibrator.n_tasks_ == 30 and calibrator.n_runs_ == len(old)
     assert set(calibrator.beta_["n_tasks"]) == {30} and set(calibrator.beta_["n_runs"]) == {60}
@@ -150,7 +151,8 @@ def edited(text, beta):
     (lambda text: "task,language\n", "not JSON"),
     (lambda text: json.dumps({"format": "something else"}), "not a calibrator file"),
     (lambda text: edited(text, beta=0.5), "the file was edited or damaged"),
-    ("newer", r"written by a newer polyjudge \(format 2\); this polyjudge reads format 1: upgrade"),
+    ("newer", r"written by a newer polyjudge \(format 2\); this polyjudge reads format 1: "
+              r"upgrade"),
 ])
 def test_load_refuses_a_file_that_is_not_a_calibrator(tmp_path, damage, message):
     _, old, _ = split_panel()
@@ -223,7 +225,8 @@ def test_rank_on_new_runs():
                                    "mean_cbc", "rank_raw", "rank_cbc", "rank_low", "rank_high",
                                    "p_first", "calibrated"]
     assert np.allclose(table.groupby("language")["p_first"].sum(), 1.0)
-    assert ((table["rank_low"] <= table["rank_cbc"]) & (table["rank_cbc"] <= table["rank_high"])).all()
+    assert ((table["rank_low"] <= table["rank_cbc"])
+            & (table["rank_cbc"] <= table["rank_high"])).all()
     assert np.array_equal(table["mean_cbc"], table["mean_raw"] - table["beta"])
     # beta uncertainty widens nothing away: the band's draws only add spread to the ranks
     with pytest.warns(UserWarning, match="without a band take beta as exact"):

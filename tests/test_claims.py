@@ -58,11 +58,12 @@ def test_compare_with_a_wide_published_matrix(outputs):
     pd.DataFrame({"language": ["en", "en", "zh", "zh"], "backbone": ["p", "q", "p", "q"],
                   "beta": [1.0, -1.0, 0.5, 0.25]}).to_csv(outputs / "r/beta.csv", index=False)
     spec = {"compare": {"published": "beta_hat.csv", "wide_index": "language",
-                        "keys": ["language", "backbone"], "labels": {"backbone": {"P": "p", "Q": "q"}},
-                        "column": "beta"}}
+                        "keys": ["language", "backbone"],
+                        "labels": {"backbone": {"P": "p", "Q": "q"}}, "column": "beta"}}
     table = claims.evaluate_claims([claim("matrix", 0, 0.1, "r/beta.csv", spec)], outputs,
                                    data_dir=outputs / "data")
-    assert table.loc[0, "reproduced"] == pytest.approx(0.25) and table.loc[0, "status"] == "differs"
+    assert (table.loc[0, "reproduced"] == pytest.approx(0.25)
+            and table.loc[0, "status"] == "differs")
     spec["compare"]["labels"] = {}
     with pytest.raises(claims.ClaimError, match="0 of 4 published rows"):
         claims.evaluate_claims([claim("matrix", 0, 0.1, "r/beta.csv", spec)], outputs,

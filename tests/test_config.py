@@ -65,8 +65,8 @@ def test_table_sources_of_every_form_have_no_unknown_key():
 
 
 def test_entries_of_collections_are_names_not_keys():
-    config = {"panels": {"any_name": {"kind": "preference_margins", "files": {"judge x": "a.csv",
-                                                                              "judge y": "b.csv"}}},
+    config = {"panels": {"any_name": {"kind": "preference_margins",
+                                      "files": {"judge x": "a.csv", "judge y": "b.csv"}}},
               "ablations": {"requirement_type": {"groups": {"my group": ["A"]}}}}
     assert unknown_keys(config, SCHEMA) == []
 

@@ -126,7 +126,7 @@ def test_devai_three_way_diagnostic(devai_runs):
     assert result.interaction_p < 1e-10  # beta stands out against the three-way term
 
 
-# --- simultaneous band ----------------------------------------------------------------------------
+# --- simultaneous band ---------------------------------------------------------------------------
 
 def test_band_on_devai(devai_panel):
     band = bootstrap_band(devai_panel, n_replicates=2000, seed=0)
@@ -170,8 +170,8 @@ def test_band_coverage_near_nominal_and_union_radius_over_covers():
         band = bootstrap_band(_as_panel(values), n_replicates=1000, seed=i)
         error = np.abs(band.frame["beta"].to_numpy() - beta.ravel())
         half_width = band.critical_value * band.frame["se"].to_numpy()
-        covered[i] = [(error <= half_width).all(),
-                      (error <= band.radius_total_sd).all(), (error <= band.radius_residual_sd).all()]
+        covered[i] = [(error <= half_width).all(), (error <= band.radius_total_sd).all(),
+                      (error <= band.radius_residual_sd).all()]
     band_coverage, total_sd, residual = covered.mean(axis=0)
     assert band_coverage == pytest.approx(0.95, abs=0.035)  # binomial SE 1.3 points
     assert total_sd == 1.0 and residual >= band_coverage

@@ -45,8 +45,9 @@ def test_weighted_variant_keeps_cbc_rankings():
     np.testing.assert_allclose(weights, (1 / means.var(axis=0)) / (1 / means.var(axis=0)).sum())
     beta_w = estimator.double_center_weighted(means)
     np.testing.assert_allclose(beta_w.sum(axis=0), 0, atol=1e-9)  # columns still centred
-    np.testing.assert_array_equal(estimator.rank_within_language(means - beta_w),
-                                  estimator.rank_within_language(means - estimator.double_center(means)))
+    np.testing.assert_array_equal(
+        estimator.rank_within_language(means - beta_w),
+        estimator.rank_within_language(means - estimator.double_center(means)))
 
 
 
@@ -67,7 +68,8 @@ def test_weights_of_backbones_constant_over_languages_are_the_limit_of_one_over_
 
 def test_radius_known_answer():
     # sigma 22.2441 at m=6, k=8, n=55, eps=0.05 gives the paper's "about 10" (9.96)
-    assert estimator.finite_sample_radius(22.2441, 55, 8, 6, 0.05) == pytest.approx(9.9592, abs=1e-3)
+    assert estimator.finite_sample_radius(22.2441, 55, 8, 6, 0.05) == \
+        pytest.approx(9.9592, abs=1e-3)
     r = estimator.finite_sample_radius(1.0, 4, 2, 2, 0.1)
     assert r == pytest.approx(np.sqrt(2 * 0.5 * 0.5 * np.log(80) / 4))
 
@@ -78,10 +80,12 @@ def test_ols_r_squared_matches_numpy_lstsq_on_one_hot_design():
                           "b": rng.integers(0, 3, 200).astype(str)})
     frame["score"] = rng.normal(size=200) + (frame["a"] == "1") * 2.0
     terms = [("a",), ("b",), ("a", "b")]
-    design = np.column_stack([np.ones(200)] + [pd.get_dummies(frame[list(t)].agg("|".join, axis=1)).to_numpy(float)
-                                               for t in terms])
+    design = np.column_stack(
+        [np.ones(200)] + [pd.get_dummies(frame[list(t)].agg("|".join, axis=1)).to_numpy(float)
+                          for t in terms])
     fitted = design @ np.linalg.lstsq(design, frame["score"], rcond=None)[0]
-    expected = 1 - ((frame["score"] - fitted) ** 2).sum() / ((frame["score"] - frame["score"].mean()) ** 2).sum()
+    expected = 1 - (((frame["score"] - fitted) ** 2).sum()
+                    / ((frame["score"] - frame["score"].mean()) ** 2).sum())
     assert estimator.ols_r_squared(frame, terms) == pytest.approx(expected, abs=1e-10)
 
 
@@ -106,8 +110,10 @@ def test_devai_sigma_radius_and_r_squared(devai_panel, devai_runs):
     # the residual sigma gives "about 5", as docs/methods.md says
     residual = estimator.residual_sd(devai_panel.values)
     assert 4.5 < estimator.finite_sample_radius(residual, 55, 8, 6, 0.05) < 5.5
-    assert estimator.ols_r_squared(devai_runs, estimator.TWO_WAY_TERMS) == pytest.approx(0.6905, abs=1e-3)
-    assert estimator.ols_r_squared(devai_runs, estimator.FULL_TERMS) == pytest.approx(0.7053, abs=1e-3)
+    assert estimator.ols_r_squared(devai_runs, estimator.TWO_WAY_TERMS) == pytest.approx(
+        0.6905, abs=1e-3)
+    assert estimator.ols_r_squared(devai_runs, estimator.FULL_TERMS) == pytest.approx(
+        0.7053, abs=1e-3)
 
 
 def test_power_statement_radius_below_half_max_beta_from_n_52(devai_panel):

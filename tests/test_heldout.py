@@ -21,7 +21,8 @@ from polyjudge.cbc.estimator import double_center
 
 # docs/methods.md section 2: mean [2.5%, 97.5%] (tol: mean 0.01, interval ends 0.02)
 PUBLISHED = {
-    "Raw": (0.650, 0.610, 0.714), "CBC": (0.902, 0.795, 0.968), "CBC-Weighted": (0.902, None, None),
+    "Raw": (0.650, 0.610, 0.714), "CBC": (0.902, 0.795, 0.968),
+    "CBC-Weighted": (0.902, None, None),
     "Oracle": (1.000, None, None), "Per-language norm": (0.650, None, None),
     "ComBat-EB": (0.650, None, None), "Z-score": (0.220, -0.038, 0.586),
     "Quantile": (-0.097, -0.119, -0.068), "Ensemble": (0.013, -0.086, 0.186),
@@ -147,7 +148,8 @@ def test_decisions_reproduce_the_published_values(devai_panel):
     assert "structural" in result["note"]
     per_language = result["methods"]["Raw"]["per_language"]
     assert list(per_language) == list(devai_panel.languages)
-    assert np.mean([v["accuracy"] for v in per_language.values()]) == pytest.approx(raw["accuracy"])
+    assert np.mean([v["accuracy"] for v in per_language.values()]) == pytest.approx(
+        raw["accuracy"])
 
 
 def test_cbc_decision_is_the_top_column_mean(devai_panel):

@@ -199,11 +199,12 @@ def test_devai_published_stream_is_reproduced_exactly(devai_runs):
     assert result.p_value == pytest.approx(1 / 501)
 
 
-# --- Frenzel-Pompe KSG CMI ------------------------------------------------------------------------
+# --- Frenzel-Pompe KSG CMI -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("coupling", [0.0, 0.6])
 def test_ksg_cmi_gaussian_known_answer(coupling):
-    # z ~ N(0,1), x = 0.7 z + e1, y = coupling x + 0.5 z + e2: given z, corr(x, y) = c / sqrt(c^2+1)
+    # z ~ N(0,1), x = 0.7 z + e1, y = coupling x + 0.5 z + e2: given z,
+    # corr(x, y) = c / sqrt(c^2+1)
     rng = np.random.default_rng(7)
     z = rng.normal(size=3000)
     x = 0.7 * z + rng.normal(size=3000)

@@ -5,6 +5,7 @@ model provider answers with planted scores; every internet socket is refused whi
 the reader meets what Inspect writes, and the planted table says what it must recover. Bad logs
 are made the way they happen: a junk file, a copy, a scorer that wrote a value Inspect does not
 know, a sample without a metadata key (edited into a .json log).
+What the reader says where there is no log to read is tests/test_inspect_logs_absent.py.
 """
 from __future__ import annotations
 
@@ -229,7 +230,8 @@ def test_score_types_may_differ_between_logs(edited):
 
     def as_text(log):  # another lab's scorer wrote its numbers as text
         for sample in log["samples"]:
-            sample["scores"]["judge_score"]["value"] = str(sample["scores"]["judge_score"]["value"])
+            sample["scores"]["judge_score"]["value"] = str(
+                sample["scores"]["judge_score"]["value"])
     edit(log_of(edited, "de"), as_text)
     assert polyjudge.read_inspect_logs(edited, scorer="judge_score").equals(before)
 
@@ -252,7 +254,8 @@ def sample_name(path: Path, index: int) -> tuple[str, int]:
 
 
 def test_metadata_with_runs_of_spaces_is_read_as_written(edited):
-    label = "Simplified  Chinese\n(zh)"  # sample summaries collapse it to "Simplified Chinese (zh)"
+    # sample summaries collapse it to "Simplified Chinese (zh)"
+    label = "Simplified  Chinese\n(zh)"
 
     def relabel(log):
         for sample in log["samples"]:
@@ -288,42 +291,6 @@ def test_a_log_of_an_unfinished_evaluation_is_refused(edited):
 
 
 # --- bad inputs ---------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def fresh_interpreter(tmp_path_factory) -> subprocess.CompletedProcess:
-    """One new interpreter (this one has imported inspect_ai) answers both import questions:
-    whether ``import polyjudge`` imports inspect_ai, then what read_inspect_logs says when
-    inspect_ai cannot be imported (blocked after polyjudge's import, which the first line shows
-    did not import it)."""
-    folder = tmp_path_factory.mktemp("no_inspect")
-    code = ("import sys, polyjudge\n"
-            "print('inspect_ai' in sys.modules)\n"
-            "sys.modules['inspect_ai'] = None\n"
-            "try:\n"
-            f"    polyjudge.read_inspect_logs({str(folder)!r})\n"
-            "except polyjudge.data.InputError as error:\n"
-            "    print(error)\n")
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-
-
-def test_a_missing_inspect_ai_says_how_to_install_it(fresh_interpreter):
-    message = "".join(fresh_interpreter.stdout.splitlines(keepends=True)[1:])
-    assert 'pip install -e ".[inspect]"' in message, fresh_interpreter.stderr
-    assert "inspect-ai, which is not installed" in message
-
-
-def test_import_polyjudge_does_not_import_inspect(fresh_interpreter):
-    assert fresh_interpreter.stdout.splitlines()[:1] == ["False"], fresh_interpreter.stderr
-
-
-def test_a_folder_without_logs(tmp_path):
-    pytest.importorskip("inspect_ai")  # without it, the message says to install it first
-    (tmp_path / "notes.txt").write_text("not a log")
-    with pytest.raises(InputError, match="is a folder with no Inspect logs"):
-        polyjudge.read_inspect_logs(tmp_path)
-    with pytest.raises(InputError, match="not found"):
-        polyjudge.read_inspect_logs(tmp_path / "missing")
-
 
 @pytest.mark.parametrize("name, content", [("bogus.eval", b"not a zip file"),
                                            ("results.json", b'{"accuracy": 0.5}'),

@@ -33,7 +33,8 @@ def test_panel_frame_round_trip():
     panel = io.build_panel(small_runs(), "x")
     again = Panel.from_frame(panel.to_frame())
     np.testing.assert_array_equal(again.values, panel.values)
-    assert (again.tasks, again.languages, again.backbones) == (panel.tasks, panel.languages, panel.backbones)
+    assert (again.tasks, again.languages, again.backbones) == (panel.tasks, panel.languages,
+                                                               panel.backbones)
 
 
 def test_missing_column_names_the_file_and_the_columns(tmp_path):

@@ -1,4 +1,5 @@
-"""Judge-LS: known answers, peers (statsmodels, scipy), upstream LLMBar statistics, planted truth."""
+"""Judge-LS: known answers, peers (statsmodels, scipy), upstream LLMBar statistics, planted
+truth."""
 import re
 
 import numpy as np
@@ -55,7 +56,7 @@ def test_mcnemar_equals_statsmodels_and_scipy(b, c):
     assert p == pytest.approx(expected, abs=1e-12)
 
 
-# --- normalisation and hand-computed tables -------------------------------------------------------
+# --- normalisation and hand-computed tables ------------------------------------------------------
 def test_normalise_known_answers():
     frame = jl.validate_verdicts(verdicts([
         (1, "j", "en", "original", "A", 1), (1, "j", "en", "swapped", "A", 1),
@@ -104,7 +105,8 @@ def test_flip_and_position_tables_hand_computed():
     frame = jl.validate_verdicts(verdicts(rows), "t")
     flips = jl.flip_table(frame, reference="en")
     row = flips.loc[flips["subset"] == "all"].iloc[0]
-    assert (row["target"], row["n_pairs"], row["n_invalid_pairs"], row["n_flips"]) == ("zh", 3, 1, 2)
+    assert (row["target"], row["n_pairs"], row["n_invalid_pairs"], row["n_flips"]) == (
+        "zh", 3, 1, 2)
     # item 2: en correct, zh wrong (b); item 3: en wrong, zh correct (c)
     assert (row["n_discordant_b"], row["n_discordant_c"], row["n_gold_flips"]) == (1, 1, 2)
     assert row["mcnemar_p"] == pytest.approx(1.0)
@@ -136,7 +138,7 @@ def test_tie_probe_table_hand_computed():
     assert jl.accuracy_table(frame).empty  # tie probes are not gold 1/2 judgments
 
 
-# --- LLMBar: the upstream statistics --------------------------------------------------------------
+# --- LLMBar: the upstream statistics -------------------------------------------------------------
 def test_llmbar_gpt4_vanilla_natural_matches_upstream(llmbar):
     table = jl.accuracy_table(llmbar, by_order=True)
     rows = table.loc[(table["judge"] == "GPT-4") & (table["condition"] == "Vanilla")
@@ -145,7 +147,8 @@ def test_llmbar_gpt4_vanilla_natural_matches_upstream(llmbar):
     assert (rows.loc["swapped", "n_correct"], rows.loc["swapped", "n"]) == (96, 100)
     stats = pd.read_csv(LLMBAR_STATISTICS).set_index(["subset", "evaluator", "strategy"]).loc[
         ("Natural", "GPT-4", "Vanilla")]
-    assert stats["correct_False"].startswith("95 / 100") and stats["correct_True"].startswith("96 / 100")
+    assert stats["correct_False"].startswith("95 / 100") and stats["correct_True"].startswith(
+        "96 / 100")
 
 
 def test_llmbar_every_upstream_statistics_file_reproduced():
@@ -209,7 +212,7 @@ def test_llmbar_flips_between_strategies(llmbar):
     assert pooled["mcnemar_p"].between(0, 1).all()
 
 
-# --- synthetic planted truth ----------------------------------------------------------------------
+# --- synthetic planted truth ---------------------------------------------------------------------
 def _within(table, truth, keys, estimate, low, high):
     merged = truth.merge(table, on=keys, suffixes=("_truth", ""))
     assert len(merged) == len(truth)
@@ -289,7 +292,7 @@ def test_simulation_is_seeded_and_validates_its_effects():
         jl.simulate_judge_ls(seed=1, n_items=10, judges={"j": effects})
 
 
-# --- translation audit ----------------------------------------------------------------------------
+# --- translation audit ---------------------------------------------------------------------------
 def test_translation_audit_hand_computed():
     keys = dict(item=["1", "2", "3", "4", "5"], subset="s", field="output_1")
     ref = pd.DataFrame(keys | {"text": ["Pay 12 and 30 dollars", "a 1 b 2 c 3 d 4", "x" * 100,
@@ -325,17 +328,18 @@ def test_audit_flags_exactly_the_planted_defects(synthetic, kind):
 
 def test_flip_sensitivity_drops_flagged_items(synthetic):
     frame, _ = synthetic
-    flagged = pd.DataFrame({"item": ["0", "1", "2"], "subset": ["natural", "adversarial", "natural"]})
+    flagged = pd.DataFrame({"item": ["0", "1", "2"],
+                            "subset": ["natural", "adversarial", "natural"]})
     table = jl.flip_sensitivity(frame, flagged, reference="en")
     pooled = table.loc[table["subset"] == "all"].set_index(["items", "judge", "target"])
     full, kept = pooled.loc["all"], pooled.loc["unflagged"]
     assert (kept["n_excluded_items"] == 3).all()
     # three items x two orders fewer pairs (less the few unparseable pairs among them)
-    assert ((full["n_pairs"] + full["n_invalid_pairs"]) - (kept["n_pairs"] + kept["n_invalid_pairs"])
-            == 6).all()
+    assert ((full["n_pairs"] + full["n_invalid_pairs"])
+            - (kept["n_pairs"] + kept["n_invalid_pairs"]) == 6).all()
 
 
-# --- summary --------------------------------------------------------------------------------------
+# --- summary -------------------------------------------------------------------------------------
 def test_summary_markdown_mentions_every_part(synthetic):
     frame, _ = synthetic
     ref, var, _ = jl.simulate_audit_texts(5, frame.loc[frame["item"].astype(int) < 40])
@@ -350,7 +354,7 @@ def test_summary_markdown_mentions_every_part(synthetic):
         assert needle in text
 
 
-# --- bad inputs -----------------------------------------------------------------------------------
+# --- bad inputs ----------------------------------------------------------------------------------
 GOOD = [(1, "j", "en", "original", "A", 1), (1, "j", "en", "swapped", "B", 1)]
 
 
@@ -393,7 +397,8 @@ def test_unknown_condition_and_bad_values_error():
 
 
 def test_unparseable_verdicts_are_counted_everywhere():
-    rows = GOOD + [(2, "j", "en", "original", "I cannot tell", 2), (2, "j", "en", "swapped", "", 2),
+    rows = GOOD + [(2, "j", "en", "original", "I cannot tell", 2),
+                   (2, "j", "en", "swapped", "", 2),
                    (1, "j", "zh", "original", "A", 1), (1, "j", "zh", "swapped", None, 1)]
     frame = jl.validate_verdicts(verdicts(rows), "v.csv")
     acc = jl.accuracy_table(frame)
@@ -401,7 +406,8 @@ def test_unparseable_verdicts_are_counted_everywhere():
     position = jl.position_table(frame)
     assert position.loc[position["subset"] == "all", "n_invalid_pairs"].tolist() == [1, 1]
     flips = jl.flip_table(frame)
-    assert flips.loc[flips["subset"] == "all", ["n_pairs", "n_invalid_pairs"]].values.tolist() == [[1, 1]]
+    assert flips.loc[flips["subset"] == "all",
+                     ["n_pairs", "n_invalid_pairs"]].values.tolist() == [[1, 1]]
 
 
 def test_recovery_table_covers_the_planted_values():

@@ -174,7 +174,8 @@ def replicated():
         rows.append(pd.DataFrame({
             "quantity": quantity, "truth": value, "n": merged.get("n", merged.get("n_pairs")),
             "count": merged.get({"strict_accuracy": "n_correct"}.get(quantity, "")),
-            "covered": (merged[f"{prefix}_ci_low"] <= value) & (value <= merged[f"{prefix}_ci_high"]),
+            "covered": ((merged[f"{prefix}_ci_low"] <= value)
+                        & (value <= merged[f"{prefix}_ci_high"])),
         }))
     return pd.concat(rows, ignore_index=True)
 
@@ -206,7 +207,7 @@ def test_independent_intervals_pooled_over_orders_undercover(replicated):
     assert acc["covered"].mean() - naive >= 0.03
 
 
-# --- position preference: the first seat ----------------------------------------------------------
+# --- position preference: the first seat ---------------------------------------------------------
 @pytest.fixture(scope="module")
 def llmbar_verdicts():
     return jl.load_llmbar(Path(__file__).resolve().parents[1] / "data" / "llmbar"

@@ -87,8 +87,10 @@ def test_pairwise_parse(reply, expected):
 
 
 @pytest.mark.parametrize("reply, expected", [
-    ('{"score": 4}', (4, "ok")), ("Score: 5", (5, "ok")), ("{\"score\": 6}", (None, "parse_failure")),
-    ("4.5", (None, "parse_failure")), ("no idea", (None, "parse_failure")), ('{"score": 3.0}', (3, "ok")), ("15", (None, "parse_failure")),
+    ('{"score": 4}', (4, "ok")), ("Score: 5", (5, "ok")),
+    ("{\"score\": 6}", (None, "parse_failure")), ("4.5", (None, "parse_failure")),
+    ("no idea", (None, "parse_failure")), ('{"score": 3.0}', (3, "ok")),
+    ("15", (None, "parse_failure")),
 ])
 def test_score_parse(reply, expected):
     assert parse_answer(reply, prompt("pointwise_rubric").answer) == expected
@@ -101,10 +103,11 @@ def test_answer_format_checks_its_spec():
         AnswerFormat.from_spec({"kind": "text", "regex": "x"})
     text = AnswerFormat.from_spec({"kind": "text"})
     assert parse_answer("  译文 \n", text) == ("译文", "ok")
-    assert text.digest() != AnswerFormat.from_spec({"kind": "integer", "pattern": "(\\d)"}).digest()
+    assert text.digest() != AnswerFormat.from_spec({"kind": "integer",
+                                                    "pattern": "(\\d)"}).digest()
 
 
-# --- retry schedule and progress ------------------------------------------------------------------
+# --- retry schedule and progress -----------------------------------------------------------------
 def test_backoff_delay_doubles_with_jitter_and_honours_retry_after():
     policy = RetryPolicy(max_attempts=6, base_delay=1.0, max_delay=8.0)
     assert [backoff_delay(a, policy, 0.0) for a in range(5)] == [0.5, 1.0, 2.0, 4.0, 4.0]
@@ -125,7 +128,7 @@ def test_progress_line():
     assert "4/12 calls (0 cached), 0.05 calls/s" in progress_line("t", 4, 12, 0, 0, 0, 80.0, 4)
 
 
-# --- plans and call lists -------------------------------------------------------------------------
+# --- plans and call lists ------------------------------------------------------------------------
 def test_pairwise_call_counts_and_plan(tmp_path):
     table = pairwise_items(10)
     table.to_csv(tmp_path / "items.csv", index=False)
@@ -134,7 +137,8 @@ def test_pairwise_call_counts_and_plan(tmp_path):
                      price_output_per_million=2.0)
     translator = Endpoint("tr", "http://x/v1", "t")
     english = protocols.reference_texts(frame)
-    calls = protocols.translation_calls(frame, "zh", "Chinese", translator, prompt("translate_full"))
+    calls = protocols.translation_calls(frame, "zh", "Chinese", translator,
+                                        prompt("translate_full"))
     calls += protocols.pairwise_calls(frame, {"zh": english, "cs": english}, "en", ["zh"], judge,
                                       prompt("pairwise_llmbar"))
     plan = plan_table(calls, {"judge": judge, "tr": translator})
@@ -144,7 +148,8 @@ def test_pairwise_call_counts_and_plan(tmp_path):
     assert rows.loc[("judge", "judge_pairwise"), "calls"] == 10 * (3 * 2 + 2)
     judged = rows.loc[("judge", "judge_pairwise")]
     assert judged["output_tokens"] == 12 * judged["calls"]
-    assert judged["cost_usd"] == pytest.approx((judged["input_tokens"] + 2 * judged["output_tokens"]) / 1e6)
+    assert judged["cost_usd"] == pytest.approx(
+        (judged["input_tokens"] + 2 * judged["output_tokens"]) / 1e6)
     assert "total" not in set(plan["endpoint"])  # data rows only; the totals are apart
     total = plan_totals(plan)
     assert total.iloc[0]["calls"] == plan["calls"].sum() and total.iloc[0]["endpoints"] == 2
@@ -210,7 +215,7 @@ def test_cache_reads_peers_and_skips_a_torn_line(tmp_path):
     assert spent(tmp_path / "cache", "p") == 0.25
 
 
-# --- the runner against the local server ----------------------------------------------------------
+# --- the runner against the local server ---------------------------------------------------------
 def run_judge(server, tmp_path, n=30, structured=True, budget=None, concurrency=8):
     frame = protocols_items(pairwise_items(n))
     endpoint = Endpoint("judge_a", server.base_url, "judge_a", structured_output=structured,
@@ -218,8 +223,9 @@ def run_judge(server, tmp_path, n=30, structured=True, budget=None, concurrency=
                         price_output_per_million=4.0)
     calls = protocols.pairwise_calls(frame, {}, "en", [], endpoint, prompt("pairwise_llmbar"))
     cache = CallCache(tmp_path / "cache.jsonl")
-    results = run_calls(protocols.sendable(calls), endpoint, cache, prompt("pairwise_llmbar").answer,
-                        policy=RetryPolicy(5, 0.02, 0.2), budget=budget, progress_interval=0.2)
+    results = run_calls(protocols.sendable(calls), endpoint, cache,
+                        prompt("pairwise_llmbar").answer, policy=RetryPolicy(5, 0.02, 0.2),
+                        budget=budget, progress_interval=0.2)
     return calls, results
 
 
@@ -260,7 +266,8 @@ def test_runner_fails_fast_on_a_wrong_key(tmp_path, monkeypatch):
     from polyjudge.judges.runner import EndpointError
     monkeypatch.setenv("POLYJUDGE_TEST_KEY", "sk-wrong")
     with JudgeServer(pairwise=default_pairwise_judges(), api_key="sk-right") as server:
-        endpoint = Endpoint("judge_a", server.base_url, "judge_a", api_key_env="POLYJUDGE_TEST_KEY")
+        endpoint = Endpoint("judge_a", server.base_url, "judge_a",
+                            api_key_env="POLYJUDGE_TEST_KEY")
         calls = protocols.pairwise_calls(protocols_items(pairwise_items(2)), {}, "en", [],
                                          endpoint, prompt("pairwise_llmbar"))
         with pytest.raises(EndpointError, match="POLYJUDGE_TEST_KEY") as error:
@@ -297,7 +304,8 @@ def test_runner_stops_when_nothing_answers_at_the_endpoint(tmp_path):
 KILLABLE = """
 import sys
 from judge_items import pairwise_items
-from polyjudge.judges import CallCache, Endpoint, RetryPolicy, Stopped, load_prompt, protocols, run_calls
+from polyjudge.judges import (CallCache, Endpoint, RetryPolicy, Stopped, load_prompt, protocols,
+                              run_calls)
 base_url, cache, items = sys.argv[1:4]
 pairwise_items(40).to_csv(items, index=False)
 prompt = load_prompt(sys.argv[4])

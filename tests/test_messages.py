@@ -165,7 +165,8 @@ def test_the_readmes_forecast_command_names_the_item_table_to_provide(tmp_path):
     assert "columns ['subset', 'item_index', 'language', 'input', 'chosen', 'rejected']" in text
     assert "M-RewardBench on Hugging Face" in text
     table.parent.mkdir()
-    languages = ["eng_Latn", "arb_Arab", "tur_Latn", "zho_Hans", "hin_Deva", "jpn_Jpan", "spa_Latn"]
+    languages = ["eng_Latn", "arb_Arab", "tur_Latn", "zho_Hans", "hin_Deva", "jpn_Jpan",
+                 "spa_Latn"]
     pointwise_items(60, languages).to_parquet(table, index=False)
     dry = subprocess.run(command + ["--dry-run"], cwd=tmp_path, capture_output=True, text=True)
     assert dry.returncode == 0, dry.stderr[-3000:]

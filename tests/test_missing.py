@@ -1,4 +1,5 @@
-"""Incomplete-panel estimators of beta and parse failures as missing (docs/methods.md 10.1-10.2)."""
+"""Incomplete-panel estimators of beta and parse failures as missing (docs/methods.md
+10.1-10.2)."""
 import numpy as np
 import pandas as pd
 import pytest
@@ -21,7 +22,8 @@ def _panel(seed=0, shape=(12, 4, 3), task_language=True, drop=0):
 
 
 def _lsqr_beta(values, task_language=False, lam=0.0):
-    """Peer: sparse least squares on one-hot blocks (ridge rows sqrt(lam) I for g), beta = DC(c)."""
+    """Peer: sparse least squares on one-hot blocks (ridge rows sqrt(lam) I for g),
+    beta = DC(c)."""
     n, k, m = values.shape
     t, l, b = np.nonzero(np.isfinite(values))
     rows = np.arange(len(t))

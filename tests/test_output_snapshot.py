@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from snapshot import (ATOL, RTOL, SNAPSHOT, byte_differences, compare, compare_json, compared_files,
-                      store)
+from snapshot import (ATOL, RTOL, SNAPSHOT, byte_differences, compare, compare_json,
+                      compared_files, store)
 
 
 # --- the default run ---------------------------------------------------------------------------
@@ -48,7 +48,8 @@ def png(width: int, height: int) -> bytes:
         return (struct.pack(">I", len(data)) + kind + data
                 + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
     pixels = zlib.compress(b"".join(b"\0" + b"\x80" * width for _ in range(height)))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+    return (b"\x89PNG\r\n\x1a\n"
+            + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
             + chunk(b"IDAT", pixels) + chunk(b"IEND", b""))
 
 

@@ -107,7 +107,8 @@ def test_the_verdict_is_computed_from_the_panel_s_outputs():
     tau = pd.read_csv(SNAPSHOT / "devai" / "heldout" / "tau.csv").set_index("method")
     assert sentences[0] == f"After CBC, {top} is first in all 8 languages."
     assert (f"{summary['n_reversed']} of {summary['n_pairs']} backbone pairs reverse"
-            in sentences[1]) and f"{summary['n_significant']} of them significantly" in sentences[1]
+            in sentences[1]) and (f"{summary['n_significant']} of them significantly"
+                                  in sentences[1])
     assert f"{tau.loc['Raw', 'mean']:.2f}" in sentences[3] and \
         f"{tau.loc['CBC', 'mean']:.2f}" in sentences[3]
     # a top set of two, and tops that differ by language

@@ -7,7 +7,8 @@ them; a deep link restores the view; every number shown equals its result file (
 a heatmap cell's per-task detail); labels that are markup show as text and nothing runs; non-Latin
 labels render; the compare page outlines exactly a planted beta shift and claim status change.
 Needs the system Chromium (``apt-get install -y chromium fonts-noto-core fonts-noto-cjk``) and
-``playwright``; skipped, with that hint, where either is missing.
+``playwright``; skipped, with that hint, where either is missing (tests/page_browser.py). The
+default reproduction's own page is checked in tests/test_page_browser_default_run.py.
 """
 from __future__ import annotations
 
@@ -15,84 +16,18 @@ import csv
 import io
 import math
 import re
-import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from page_browser import Opened, browser  # noqa: F401 (browser: a fixture)
 from page_results import BACKBONES, LANGUAGES, MARKUP
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-HINT = ("the browser tests need Chromium and fonts: apt-get install -y chromium fonts-noto-core "
-        "fonts-noto-cjk (and pip install -r requirements-test.txt for playwright)")
-sync_api = pytest.importorskip("playwright.sync_api", reason=HINT)
-if CHROMIUM is None:
-    pytest.skip(HINT, allow_module_level=True)
-
-ARGS = ["--disable-background-networking", "--disable-component-update", "--no-first-run",
-        "--no-sandbox"]
 
 
 @pytest.fixture(scope="module")
 def results(page_runs):
     return page_runs["a"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        assert chromium.version.split(".")[0].isdigit()
-        yield chromium
-        chromium.close()
-
-
-class Opened:
-    """A page opened from disk, recording network requests, page errors and dialogs."""
-
-    def __init__(self, browser, path, fragment=""):
-        self.context = browser.new_context(accept_downloads=True,
-                                           permissions=["clipboard-read", "clipboard-write"])
-        self.page = self.context.new_page()
-        self.requests, self.errors, self.dialogs = [], [], []
-        self.page.route(re.compile(r"^(https?|wss?)://"), self._abort)
-        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
-        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else 0)
-        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
-        self.page.goto(path.as_uri() + fragment)
-        self.wait()
-
-    def _abort(self, route):
-        self.requests.append(route.request.url)
-        route.abort()
-
-    def wait(self):
-        self.page.wait_for_selector("body[data-ready]", state="attached", timeout=60_000)
-        assert self.page.get_attribute("body", "data-ready") == "true", self.errors
-
-    def view(self, fragment):
-        """Follow a link within the page (a new URL hash), as a reader pasting it would."""
-        self.page.evaluate("document.body.removeAttribute('data-ready')")
-        self.page.evaluate("f => { location.hash = f; }", fragment)
-        self.wait()
-
-    def panel(self, name):
-        self.page.evaluate("document.body.removeAttribute('data-ready')")
-        self.page.click(f"nav button[data-panel='{name}']")
-        self.wait()
-
-    def visible(self, table_id) -> list[dict]:
-        """The table's visible rows: header key -> cell text."""
-        return self.page.evaluate("""id => {
-            const t = document.querySelector(`table[data-table="${id}"]`);
-            const keys = [...t.querySelectorAll('thead th')].map(th => th.dataset.key);
-            return [...t.querySelectorAll('tbody tr')].map(tr => Object.fromEntries(
-                [...tr.children].map((td, i) => [keys[i], td.textContent])));
-        }""", table_id)
-
-    def close(self):
-        self.context.close()
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +103,8 @@ def check_table(opened, results, table_id, source):
 def table_columns(opened, table_id):
     return opened.page.evaluate("""id => {
         const data = JSON.parse(document.getElementById('page-data').textContent);
-        const all = data.panels.flatMap(p => p.sections.flatMap(s => s.tables)).concat([data.claims]);
+        const all = data.panels.flatMap(p => p.sections.flatMap(s => s.tables))
+            .concat([data.claims]);
         return all.find(t => t.id === id).columns;
     }""", table_id)
 
@@ -177,7 +113,8 @@ def test_opens_offline_with_no_request_and_no_error(opened):
     assert opened.requests == []
     assert opened.errors == []
     assert opened.dialogs == []
-    sections = opened.page.eval_on_selector_all("[data-section]", "s => s.map(x => x.dataset.section)")
+    sections = opened.page.eval_on_selector_all("[data-section]",
+                                                "s => s.map(x => x.dataset.section)")
     assert sections == ["leaderboard", "beta", "heldout", "decisions", "reversal", "cmi",
                         "claims", "provenance"]
 
@@ -304,7 +241,8 @@ def test_clicking_a_heatmap_cell_shows_its_detail_and_the_band_tooltip(opened):
     assert "cell_language=English" in opened.page.url
     # the click answers: the tooltip is gone, and the cell's title is written once
     assert not opened.page.is_visible("#tooltip")
-    titles = opened.page.eval_on_selector_all("#cell-detail h3", "hs => hs.map(h => h.textContent)")
+    titles = opened.page.eval_on_selector_all("#cell-detail h3",
+                                              "hs => hs.map(h => h.textContent)")
     assert len(titles) == len(set(titles)) and sum("English" in t for t in titles) == 1
 
 
@@ -342,7 +280,8 @@ def test_compare_outlines_exactly_the_planted_change(browser, page_runs):
             "[data-chart='devai.heatmap'] svg path[stroke-width='3']", "ps => ps.length")
         assert outlined == 1
         rows = {t: diff.visible(t) for t in ("diff.beta", "diff.ranks", "diff.claims")}
-        assert [(r["language"], r["backbone"]) for r in rows["diff.beta"]] == [(language, backbone)]
+        assert [(r["language"], r["backbone"]) for r in rows["diff.beta"]] == [
+            (language, backbone)]
         assert_shown(rows["diff.beta"][0]["shift"], 0.5, "shift")
         assert rows["diff.ranks"] == [] and [r["id"] for r in rows["diff.claims"]] == [claim]
         # run B's own numbers are shown: the shifted beta
@@ -371,69 +310,6 @@ def test_copy_csv_puts_the_visible_rows_on_the_clipboard(opened, results):
     opened.view("panel=devai")
 
 
-@pytest.mark.slow
-def test_the_default_runs_page_renders_every_panel_offline(browser, readme_reproduction):
-    """Acceptance: `snakemake --cores 2` on the default config (the README's command) wrote
-    results/index.html; opened from disk with the network blocked, every section renders."""
-    results = readme_reproduction / "results"
-    default = Opened(browser, results / "index.html")
-    try:
-        panels = default.page.eval_on_selector_all("nav button", "bs => bs.map(b => b.dataset.panel)")
-        assert panels == ["devai", "devai_raw", "synthetic", "mrewardbench", "llmbar",
-                          "judge_ls_synthetic"]
-        expected = {"devai": {"leaderboard", "beta", "heldout", "decisions", "reversal", "cmi"},
-                    "mrewardbench": {"leaderboard", "beta", "heldout", "reversal"},
-                    "llmbar": {"judge_ls"}}
-        for name in panels:
-            default.panel(name)
-            sections = set(default.page.eval_on_selector_all(
-                "#panel [data-section]", "s => s.map(x => x.dataset.section)"))
-            assert expected.get(name, set()) <= sections, name
-            marks = default.page.eval_on_selector_all(
-                ".chart", "cs => cs.map(c => c.querySelectorAll('svg path, svg text').length)")
-            assert marks and min(marks) > 10, (name, marks)
-        claims = pd.read_csv(results / "claims.csv")
-        assert len(default.visible("claims")) == len(claims)
-        assert default.requests == [] and default.errors == [] and default.dialogs == []
-    finally:
-        default.close()
-
-
-@pytest.mark.slow
-def test_each_panel_s_first_screen_has_the_verdict_and_the_top_sets(browser, readme_reproduction):
-    """Acceptance: at 1,280 x 800, each score panel of the default run opens on its verdict
-    sentences and the table of each language's top set, raw and CBC, with rank intervals."""
-    results = readme_reproduction / "results"
-    default = Opened(browser, results / "index.html")
-    try:
-        default.page.set_viewport_size({"width": 1280, "height": 800})
-        for name in ("devai", "mrewardbench", "synthetic"):
-            default.panel(name)
-            default.page.evaluate("window.scrollTo(0, 0)")
-            text = default.page.text_content("#verdict")
-            assert "After CBC" in text and "Held-out rank consistency" in text, name
-            box = default.page.locator(f"table[data-table='{name}.top']").bounding_box()
-            assert box is not None and box["y"] + box["height"] <= 800, (name, box)
-            rows = default.visible(f"{name}.top")
-            board = pd.read_csv(results / name / "cbc" / "leaderboard.csv")
-            assert [r["language"] for r in rows] == list(pd.unique(board["language"]))
-            first = board[board["rank_ub_cbc"] == 1]
-            for row in rows:
-                tops = first.loc[first["language"] == row["language"], "backbone"]
-                assert all(b in row["cbc_top"] for b in tops), (name, row)
-            bold = default.page.eval_on_selector_all(
-                f"table[data-table='{name}.leaderboard'] tr.top-set", "rs => rs.length")
-            assert bold == len(first)
-            # the leaderboard: languages in file order, each by CBC rank, the top set first
-            shown = pd.DataFrame(default.visible(f"{name}.leaderboard"))
-            assert list(pd.unique(shown["language"])) == list(pd.unique(board["language"]))
-            for _, ranks in shown.groupby("language", sort=False)["rank_cbc"]:
-                assert list(ranks.astype(int)) == sorted(ranks.astype(int))
-        assert default.errors == []
-    finally:
-        default.close()
-
-
 def test_the_language_filter_applies_to_the_slopegraph_and_its_tooltip_has_the_interval(
         opened, results):
     opened.panel("devai")
@@ -457,63 +333,6 @@ def test_the_language_filter_applies_to_the_slopegraph_and_its_tooltip_has_the_i
     opened.page.select_option("select[data-filter='language']", "")
     opened.page.wait_for_selector(f"{chart}[data-rendered='true']")
     assert all(lang in opened.page.text_content(chart) for lang in languages)
-
-
-@pytest.mark.slow
-def test_layout_at_1280_px_headings_with_their_charts_no_overflow_no_warning(
-        browser, readme_reproduction):
-    """On the default run's page: every chart heading sits directly above its own chart, no
-    panel is wider than a 1,280 px viewport, no table's text is cut off in its scroll box, no
-    small multiple or slopegraph facet is drawn without data, and the console stays quiet."""
-    page = Opened(browser, readme_reproduction / "results" / "index.html")
-    warnings = []
-    page.page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else 0)
-    try:
-        page.page.set_viewport_size({"width": 1280, "height": 800})
-        names = page.page.eval_on_selector_all("nav button", "bs => bs.map(b => b.dataset.panel)")
-        for name in names:
-            page.panel(name)
-            width = page.page.evaluate("() => document.documentElement.scrollWidth")
-            assert width <= 1280, (name, width)
-            # no text runs out of a table's scroll box (long descriptions and notes wrap)
-            cut = page.page.evaluate("""() => [...document.querySelectorAll('.table-wrap')]
-                .filter(w => w.scrollWidth > w.clientWidth + 1)
-                .map(w => w.querySelector('table').dataset.table)""")
-            assert cut == [], (name, cut)
-            pairs = page.page.evaluate("""() => [...document.querySelectorAll('.figure')].map(f => {
-                const h = f.querySelector(':scope > h3'), c = f.querySelector('.chart');
-                if (!h) return null;
-                const a = h.getBoundingClientRect(), b = c.getBoundingClientRect();
-                return [a.bottom <= b.top + 1, a.left < b.right && b.left < a.right,
-                        b.top - a.bottom];
-            }).filter(x => x)""")
-            assert pairs and all(below and overlap and gap < 40 for below, overlap, gap in pairs), \
-                (name, pairs)
-            # no facet without data is drawn: one x axis per language of the slopegraph (a
-            # wrapped facet drew a column's axis under the empty 8th cell of M-RewardBench)
-            slope = f"[data-chart='{name}.slopegraph']"
-            if page.page.query_selector(slope):
-                facets = page.page.eval_on_selector_all(  # a wrapped facet titles each cell
-                    f"{slope} .cell .role-title-text text", "ts => ts.map(t => t.textContent)")
-                axes = page.page.eval_on_selector_all(
-                    f"{slope} .role-axis-label text",
-                    "ts => ts.filter(t => t.textContent === 'raw').length")
-                assert facets and axes == len(facets), (name, facets, axes)
-        # the small multiples of LLMBar: each judge's panel has only conditions with data
-        page.panel("llmbar")
-        spec = page.page.evaluate("() => JSON.parse(document.getElementById('page-data')"
-                                  ".textContent).panels.find(p => p.name === 'llmbar').sections"
-                                  ".find(s => s.id === 'judge_ls').charts[2].spec")
-        values = pd.DataFrame(spec["data"]["values"])
-        drawn = page.page.eval_on_selector_all(
-            "[data-chart='llmbar.position_chart'] .role-axis-label text",
-            "ts => ts.map(t => t.textContent)")
-        # one x label per (judge, condition) with data: a shared x axis drew all 16 per judge
-        labels = [t for t in drawn if t in set(values["condition"])]
-        assert len(labels) == len(values) < 6 * values["condition"].nunique()
-        assert warnings == [] and page.errors == []
-    finally:
-        page.close()
 
 
 def test_a_condition_without_usable_judgments_shows_a_banner_and_no_warning(browser,

@@ -67,7 +67,8 @@ def test_na_like_labels_in_csv_are_labels_not_missing(tmp_path):
     assert set(read_runs(path)["language"]) == {"NA", "null"}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(delimiter=st.sampled_from([",", ";", "\t", "|"]), bom=st.booleans(), crlf=st.booleans(),
        quote_all=st.booleans(), padded_names=st.booleans(),
        tasks=st.lists(st.from_regex(r"0{0,3}[1-9][0-9]?|[a-z]{1,3}_[0-9]{2}", fullmatch=True),
@@ -121,7 +122,8 @@ CORRUPTIONS = [_header_only, _empty, _truncate, _drop_byte, _replace_byte, _dupl
 
 
 @pytest.mark.slow
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(corrupt=st.sampled_from(CORRUPTIONS), data=st.data())
 def test_corrupted_tables_read_or_fail_with_one_input_error(tmp_path, corrupt, data):
     """Whatever the corruption, ingest either succeeds or raises InputError naming the file."""

@@ -135,7 +135,8 @@ def test_devai_matches_the_published_table(devai_panel, devai_pairs):
     assert (devai_pairs["significant"] == published["bh_significant_fdr_005"]).all()
     first = devai_pairs.iloc[0]
     assert (first.witness_a, first.witness_b) == ("English", "Spanish")
-    assert first.delta == pytest.approx(400.79, abs=0.01) and first.q_value == pytest.approx(9.7e-8, rel=0.01)
+    assert first.delta == pytest.approx(400.79, abs=0.01) and first.q_value == pytest.approx(
+        9.7e-8, rel=0.01)
 
 
 def test_devai_top_backbone_alternates_and_global_test(devai_panel, devai_pairs):
@@ -154,7 +155,8 @@ def test_devai_top_backbone_alternates_and_global_test(devai_panel, devai_pairs)
 def test_incomplete_mrewardbench_panel_runs(mrewardbench_panel):
     assert np.isnan(mrewardbench_panel.values).sum() == 35
     pairs = reversal.rank_reversal(mrewardbench_panel)
-    assert len(pairs) == 10 and np.isfinite(pairs[["d_a", "d_b", "p_value", "q_value"]]).all().all()
+    assert len(pairs) == 10 and np.isfinite(
+        pairs[["d_a", "d_b", "p_value", "q_value"]]).all().all()
 
 
 # --- synthetic panels with a known truth ------------------------------------------------------

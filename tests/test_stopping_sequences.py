@@ -39,7 +39,8 @@ def loop_asymptotic(x, alpha, t_star):
     for t in range(1, len(x) + 1):
         sd = np.std(x[:t])
         half = sd * math.sqrt(2 * (t * rho ** 2 + 1) / (t ** 2 * rho ** 2)
-                              * math.log(math.sqrt(t * rho ** 2 + 1) / alpha)) if sd > 0 else np.inf
+                              * math.log(math.sqrt(t * rho ** 2 + 1) / alpha)) \
+            if sd > 0 else np.inf
         out.append((np.mean(x[:t]), half))
     return np.array(out)
 

@@ -194,7 +194,8 @@ def test_simultaneous_coverage_at_every_round_with_cells_missing_at_random():
     # beta cell every incomplete block (about 45%)
     assert (used[:, plan["kind"] != "beta"] > 500).all() and (used[:, :12] < 400).all()
     _, lower, upper = targets.sequence_bounds(targets.used_first(x), plan, coefs, target)
-    looked = (np.arange(600)[None, :, None] >= 49) & (np.arange(600)[None, :, None] < used[:, None])
+    looked = ((np.arange(600)[None, :, None] >= 49)
+              & (np.arange(600)[None, :, None] < used[:, None]))
     missed = (((lower > truth) | (upper < truth)) & looked).any(axis=(1, 2))
     assert missed.mean() <= 0.1 + 3 * np.sqrt(0.09 / 400)
 

@@ -128,8 +128,10 @@ def test_counts_and_first_rows_across_batches(tmp_path):
 
 
 @pytest.mark.slow
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(corrupt=st.sampled_from(CORRUPTIONS), data=st.data(), batch_rows=st.sampled_from([2, 7, 100]))
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(corrupt=st.sampled_from(CORRUPTIONS), data=st.data(),
+       batch_rows=st.sampled_from([2, 7, 100]))
 def test_corrupted_tables_stream_exactly_as_they_read(tmp_path, corrupt, data, batch_rows):
     """The corruptions of test_reading: the same table or the same message, batch by batch."""
     path = tmp_path / "runs.csv"
@@ -183,9 +185,11 @@ def write_large(path, n_tasks, chunk_tasks=250):
     with pq.ParquetWriter(path, schema) as writer:
         for first in range(0, n_tasks, chunk_tasks):
             k = min(chunk_tasks, n_tasks - first)
-            columns = [pa.DictionaryArray.from_arrays(np.repeat(np.arange(k, dtype=np.int32), 2000),
-                                                      [f"t{first + i}" for i in range(k)])]
-            columns += [pa.DictionaryArray.from_arrays(np.tile(codes, k), [str(c) for c in range(20)])
+            columns = [pa.DictionaryArray.from_arrays(
+                np.repeat(np.arange(k, dtype=np.int32), 2000),
+                [f"t{first + i}" for i in range(k)])]
+            columns += [pa.DictionaryArray.from_arrays(np.tile(codes, k),
+                                                       [str(c) for c in range(20)])
                         for codes in grid]
             columns.append(pa.array(rng.uniform(0, 100, k * 2000)))
             writer.write_table(pa.Table.from_arrays(columns, schema=schema))
@@ -208,7 +212,8 @@ def test_memory_does_not_grow_with_the_rows(tmp_path):
     def peak(n_tasks):
         path = tmp_path / f"runs_{n_tasks}.parquet"
         write_large(path, n_tasks)
-        out = subprocess.run([sys.executable, "-c", MEASURE, str(path), str(tmp_path / "v.parquet")],
+        out = subprocess.run([sys.executable, "-c", MEASURE, str(path),
+                              str(tmp_path / "v.parquet")],
                              capture_output=True, text=True, check=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
 

@@ -22,7 +22,8 @@ def task_panel(synthetic, allow_missing_cells=False):
 
 
 def beta_error(synthetic, allow_missing_cells=False) -> np.ndarray:
-    return fit_cbc(task_panel(synthetic, allow_missing_cells)).beta - synthetic.truth["beta"].to_numpy()
+    return (fit_cbc(task_panel(synthetic, allow_missing_cells)).beta
+            - synthetic.truth["beta"].to_numpy())
 
 
 # --- the generator ---------------------------------------------------------------------------
@@ -53,7 +54,8 @@ def test_layout_labels_and_compact_dtypes():
     assert list(runs.columns) == ["task", "language", "backbone", "framework", "score"]
     assert len(runs) == 120 * 12 * 3 * 2
     assert axis_labels("t", 120, 2)[:2] == ["t001", "t002"] and axis_labels("L", 12)[9] == "L10"
-    assert axis_labels("t", 55, 2)[0] == "t01" and axis_labels("B", 6) == [f"B{i}" for i in range(1, 7)]
+    assert axis_labels("t", 55, 2)[0] == "t01" and axis_labels("B", 6) == [
+        f"B{i}" for i in range(1, 7)]
     for axis in ("task", "language", "backbone", "framework"):
         categories = list(runs[axis].cat.categories)
         assert categories == sorted(categories)  # sorting the labels keeps the axis order

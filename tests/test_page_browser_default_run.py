@@ -1,0 +1,133 @@
+"""The default reproduction's results page in a real browser: the page the README's command
+wrote (the ``readme_reproduction`` fixture, made once per test run), opened from disk in
+headless Chromium with every http(s) request aborted: every panel renders offline, each
+score panel's first screen holds its verdict and top sets, and the layout holds at 1,280 px.
+Needs what tests/test_page_browser.py needs (tests/page_browser.py says what)."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from page_browser import Opened, browser  # noqa: F401 (browser: a fixture)
+
+
+@pytest.mark.slow
+def test_the_default_runs_page_renders_every_panel_offline(browser, readme_reproduction):
+    """Acceptance: `snakemake --cores 2` on the default config (the README's command) wrote
+    results/index.html; opened from disk with the network blocked, every section renders."""
+    results = readme_reproduction / "results"
+    default = Opened(browser, results / "index.html")
+    try:
+        panels = default.page.eval_on_selector_all("nav button",
+                                                   "bs => bs.map(b => b.dataset.panel)")
+        assert panels == ["devai", "devai_raw", "synthetic", "mrewardbench", "llmbar",
+                          "judge_ls_synthetic"]
+        expected = {"devai": {"leaderboard", "beta", "heldout", "decisions", "reversal", "cmi"},
+                    "mrewardbench": {"leaderboard", "beta", "heldout", "reversal"},
+                    "llmbar": {"judge_ls"}}
+        for name in panels:
+            default.panel(name)
+            sections = set(default.page.eval_on_selector_all(
+                "#panel [data-section]", "s => s.map(x => x.dataset.section)"))
+            assert expected.get(name, set()) <= sections, name
+            marks = default.page.eval_on_selector_all(
+                ".chart", "cs => cs.map(c => c.querySelectorAll('svg path, svg text').length)")
+            assert marks and min(marks) > 10, (name, marks)
+        claims = pd.read_csv(results / "claims.csv")
+        assert len(default.visible("claims")) == len(claims)
+        assert default.requests == [] and default.errors == [] and default.dialogs == []
+    finally:
+        default.close()
+
+
+@pytest.mark.slow
+def test_each_panel_s_first_screen_has_the_verdict_and_the_top_sets(browser, readme_reproduction):
+    """Acceptance: at 1,280 x 800, each score panel of the default run opens on its verdict
+    sentences and the table of each language's top set, raw and CBC, with rank intervals."""
+    results = readme_reproduction / "results"
+    default = Opened(browser, results / "index.html")
+    try:
+        default.page.set_viewport_size({"width": 1280, "height": 800})
+        for name in ("devai", "mrewardbench", "synthetic"):
+            default.panel(name)
+            default.page.evaluate("window.scrollTo(0, 0)")
+            text = default.page.text_content("#verdict")
+            assert "After CBC" in text and "Held-out rank consistency" in text, name
+            box = default.page.locator(f"table[data-table='{name}.top']").bounding_box()
+            assert box is not None and box["y"] + box["height"] <= 800, (name, box)
+            rows = default.visible(f"{name}.top")
+            board = pd.read_csv(results / name / "cbc" / "leaderboard.csv")
+            assert [r["language"] for r in rows] == list(pd.unique(board["language"]))
+            first = board[board["rank_ub_cbc"] == 1]
+            for row in rows:
+                tops = first.loc[first["language"] == row["language"], "backbone"]
+                assert all(b in row["cbc_top"] for b in tops), (name, row)
+            bold = default.page.eval_on_selector_all(
+                f"table[data-table='{name}.leaderboard'] tr.top-set", "rs => rs.length")
+            assert bold == len(first)
+            # the leaderboard: languages in file order, each by CBC rank, the top set first
+            shown = pd.DataFrame(default.visible(f"{name}.leaderboard"))
+            assert list(pd.unique(shown["language"])) == list(pd.unique(board["language"]))
+            for _, ranks in shown.groupby("language", sort=False)["rank_cbc"]:
+                assert list(ranks.astype(int)) == sorted(ranks.astype(int))
+        assert default.errors == []
+    finally:
+        default.close()
+
+
+@pytest.mark.slow
+def test_layout_at_1280_px_headings_with_their_charts_no_overflow_no_warning(
+        browser, readme_reproduction):
+    """On the default run's page: every chart heading sits directly above its own chart, no
+    panel is wider than a 1,280 px viewport, no table's text is cut off in its scroll box, no
+    small multiple or slopegraph facet is drawn without data, and the console stays quiet."""
+    page = Opened(browser, readme_reproduction / "results" / "index.html")
+    warnings = []
+    page.page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else 0)
+    try:
+        page.page.set_viewport_size({"width": 1280, "height": 800})
+        names = page.page.eval_on_selector_all("nav button", "bs => bs.map(b => b.dataset.panel)")
+        for name in names:
+            page.panel(name)
+            width = page.page.evaluate("() => document.documentElement.scrollWidth")
+            assert width <= 1280, (name, width)
+            # no text runs out of a table's scroll box (long descriptions and notes wrap)
+            cut = page.page.evaluate("""() => [...document.querySelectorAll('.table-wrap')]
+                .filter(w => w.scrollWidth > w.clientWidth + 1)
+                .map(w => w.querySelector('table').dataset.table)""")
+            assert cut == [], (name, cut)
+            pairs = page.page.evaluate("""() => [...document.querySelectorAll('.figure')]
+                .map(f => {
+                const h = f.querySelector(':scope > h3'), c = f.querySelector('.chart');
+                if (!h) return null;
+                const a = h.getBoundingClientRect(), b = c.getBoundingClientRect();
+                return [a.bottom <= b.top + 1, a.left < b.right && b.left < a.right,
+                        b.top - a.bottom];
+            }).filter(x => x)""")
+            assert pairs and all(below and overlap and gap < 40
+                                 for below, overlap, gap in pairs), (name, pairs)
+            # no facet without data is drawn: one x axis per language of the slopegraph (a
+            # wrapped facet drew a column's axis under the empty 8th cell of M-RewardBench)
+            slope = f"[data-chart='{name}.slopegraph']"
+            if page.page.query_selector(slope):
+                facets = page.page.eval_on_selector_all(  # a wrapped facet titles each cell
+                    f"{slope} .cell .role-title-text text", "ts => ts.map(t => t.textContent)")
+                axes = page.page.eval_on_selector_all(
+                    f"{slope} .role-axis-label text",
+                    "ts => ts.filter(t => t.textContent === 'raw').length")
+                assert facets and axes == len(facets), (name, facets, axes)
+        # the small multiples of LLMBar: each judge's panel has only conditions with data
+        page.panel("llmbar")
+        spec = page.page.evaluate("() => JSON.parse(document.getElementById('page-data')"
+                                  ".textContent).panels.find(p => p.name === 'llmbar').sections"
+                                  ".find(s => s.id === 'judge_ls').charts[2].spec")
+        values = pd.DataFrame(spec["data"]["values"])
+        drawn = page.page.eval_on_selector_all(
+            "[data-chart='llmbar.position_chart'] .role-axis-label text",
+            "ts => ts.map(t => t.textContent)")
+        # one x label per (judge, condition) with data: a shared x axis drew all 16 per judge
+        labels = [t for t in drawn if t in set(values["condition"])]
+        assert len(labels) == len(values) < 6 * values["condition"].nunique()
+        assert warnings == [] and page.errors == []
+    finally:
+        page.close()
