@@ -57,15 +57,27 @@ def first_sentence(board: pd.DataFrame) -> str:
 
 
 def reversal_sentence(summary: dict) -> str:
+    """The pair tests and, apart, the global test: they answer different questions (is this
+    pair's reversal real; are there more reversals than without any interaction), so a
+    significant pair beside a large global p is no contradiction."""
     n, reversed_, significant = summary["n_pairs"], summary["n_reversed"], summary["n_significant"]
     leaders = summary.get("n_distinct_top")
     lead = (f"the leader differs between languages ({leaders} backbones lead somewhere), and "
             if leaders and leaders > 1 else "")
-    test = summary.get("global_test") or {}
-    p = f" (global test p = {test['p_value']:.3g})" if "p_value" in test else ""
-    return (f"In the raw scores, {lead}{reversed_} of {n} backbone pairs reverse their order "
+    verb = "reverses its" if reversed_ == 1 else "reverse their"
+    text = (f"In the raw scores, {lead}{reversed_} of {n} backbone pairs {verb} order "
             f"between two languages, {significant} of them significantly at FDR "
-            f"{summary.get('fdr', 0.05):g}{p}.")
+            f"{summary.get('fdr', 0.05):g} (a test of each pair).")
+    test = summary.get("global_test") or {}
+    if "p_value" in test:
+        null = (f" ({test['null_mean']:.2f} on average over permuted panels)"
+                if test.get("null_mean") is not None else "")
+        count = test.get("observed", reversed_)
+        pairs = f"is {count} reversing pair" if count == 1 else f"are {count} reversing pairs"
+        text += (f" The global permutation test asks another question: {pairs} more than "
+                 f"expected without any language x backbone interaction{null}? "
+                 f"p = {test['p_value']:.3g}.")
+    return text
 
 
 def interaction_sentence(summary: dict) -> str:
@@ -76,14 +88,29 @@ def interaction_sentence(summary: dict) -> str:
 
 
 def consistency_sentence(tau: pd.DataFrame) -> str | None:
+    """Mean tau over replicates raw and after CBC, then the middle 95% of replicates (the
+    method's 2.5 and 97.5 percentiles) in words: tau takes few values on a small panel, so the
+    mean can lie outside that range, and brackets after it would read as an interval around it."""
     rows = tau.set_index("method")
     if not {"Raw", "CBC"} <= set(rows.index):
         return None
-
-    def shown(method):
-        r = rows.loc[method]
-        return f"{r['mean']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
-    return f"Held-out rank consistency (tau): {shown('Raw')} raw, {shown('CBC')} after CBC."
+    shown = {m: [f"{rows.loc[m, k]:.2f}" for k in ("mean", "ci_low", "ci_high")]
+             for m in ("Raw", "CBC")}
+    counts = {rows.loc[m].get("n_replicates") for m in ("Raw", "CBC")}
+    over = (f"{int(next(iter(counts)))} task-bootstrap replicates"
+            if len(counts) == 1 and pd.notna(next(iter(counts))) else "task-bootstrap replicates")
+    text = (f"Held-out rank consistency (Kendall tau, mean over {over}): {shown['Raw'][0]} raw, "
+            f"{shown['CBC'][0]} after CBC; the middle 95% of replicates runs from "
+            f"{shown['Raw'][1]} to {shown['Raw'][2]} raw and from {shown['CBC'][1]} to "
+            f"{shown['CBC'][2]} after CBC.")
+    outside = [(m, float(v[0]) < float(v[1])) for m, v in shown.items()
+               if not float(v[1]) <= float(v[0]) <= float(v[2])]
+    for method, below in outside:
+        name = "raw" if method == "Raw" else "CBC"
+        text += (f" The {name} mean lies {'below' if below else 'above'} that range because tau "
+                 "takes few values here: most replicates give the same value and a few (at most "
+                 f"2.5%) a {'lower' if below else 'higher'} one.")
+    return text
 
 
 def verdict(res: Results, name: str) -> list[str]:
