@@ -141,6 +141,21 @@ def test_layout_at_1280_px_headings_with_their_charts_no_overflow_no_warning(
         # one x label per (judge, condition) with data: a shared x axis drew all 16 per judge
         labels = [t for t in drawn if t in set(values["condition"])]
         assert len(labels) == len(values) < 6 * values["condition"].nunique()
+        # the y axes are named as the tables' columns, and the small multiples fill the row
+        section = page.page.evaluate("() => JSON.parse(document.getElementById('page-data')"
+                                     ".textContent).panels.find(p => p.name === 'llmbar')"
+                                     ".sections.find(s => s.id === 'judge_ls')")
+        names = {c["key"]: c["label"] for t in section["tables"] for c in t["columns"]}
+        for chart, field in (("accuracy", "strict_accuracy"), ("flips", "flip_rate"),
+                             ("position", "position_inconsistency")):
+            selector = f"[data-chart='llmbar.{chart}_chart']"
+            titles = page.page.eval_on_selector_all(
+                f"{selector} .role-axis-title text", "ts => [...new Set(ts.map(t => "
+                "t.textContent))]")
+            assert titles == [names[field]] != [field], (chart, titles)
+            width = page.page.locator(selector).bounding_box()["width"]
+            row = page.page.locator("#panel .filters").bounding_box()["width"]
+            assert width > 0.85 * row, (chart, width, row)
         assert warnings == [] and page.errors == []
     finally:
         page.close()
