@@ -20,6 +20,7 @@ from polyjudge.cbc.bootstrap import task_bootstrap
 from polyjudge.data import io
 from polyjudge.data.panel import Panel
 from polyjudge.report.page.results_folder import Results
+from polyjudge.report.page import charts
 from polyjudge.report.page.sections import panel_data
 from polyjudge.report.page.diff import run_diff
 from polyjudge.report.palette import OKABE_ITO
@@ -137,6 +138,33 @@ def test_a_condition_without_usable_judgments_gets_a_banner_and_no_empty_points(
     flips = dict(zip(section["tables"][1]["keys"], zip(*section["tables"][1]["data"])))
     untested = [p for n, p in zip(flips["n_pairs"], flips["mcnemar_p"]) if n == 0]
     assert untested and all(p is None for p in untested)  # shown empty, not p = 1
+
+
+@pytest.mark.parametrize("name", ["llmbar", "judge_ls_synthetic"])
+def test_judge_ls_charts_name_their_axes_as_the_tables_do_and_fill_the_row(name):
+    """Each small multiple's y axis and tooltip carry its table column's label ("accuracy"),
+    not the file's field (``strict_accuracy``); LLMBar's six judges fill the page's row (three
+    columns of two), not half of it, while three conditions a judge stay narrow."""
+    section = next(s for s in panel_data(Results(SNAPSHOT), name)["sections"]
+                   if s["id"] == "judge_ls")
+    assert len(section["tables"]) == len(section["charts"]) == 3
+    for tab, chart in zip(section["tables"], section["charts"]):
+        labels = {c["key"]: c["label"] for c in tab["columns"]}
+        spec = chart["spec"]
+        one = spec["concat"][0]
+        point = one["layer"][1]["encoding"]
+        y = point["y"]["field"]
+        titles = {layer["encoding"]["y"]["title"] for layer in one["layer"]}
+        assert titles == {labels[y]} and labels[y] != y, (chart["id"], titles)
+        tooltip = {t["field"]: t.get("title") for t in point["tooltip"]}
+        assert tooltip[y] == labels[y]
+        row = spec["columns"] * (one["width"] + charts.FACET_MARGIN)
+        if name == "llmbar":
+            assert spec["columns"] == 3 and 0.9 * charts.PAGE_WIDTH <= row <= charts.PAGE_WIDTH
+        else:  # two or three conditions a judge: STEP pixels each, not stretched
+            values = pd.DataFrame(spec["data"]["values"])
+            widest = values.groupby("judge")[one["encoding"]["x"]["field"]].nunique().max()
+            assert widest <= 3 and one["width"] == widest * charts.STEP
 
 
 def test_leaderboard_refuses_too_few_replicates():

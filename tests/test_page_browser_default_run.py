@@ -1,13 +1,16 @@
 """The default reproduction's results page in a real browser: the page the README's command
 wrote (the ``readme_reproduction`` fixture, made once per test run), opened from disk in
 headless Chromium with every http(s) request aborted: every panel renders offline, each
-score panel's first screen holds its verdict and top sets, and the layout holds at 1,280 px.
+panel's first screen holds its verdict (and a score panel's top sets), and the layout holds at
+1,280 px.
 Needs what tests/test_page_browser.py needs (tests/page_browser.py says what)."""
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
+from polyjudge.report.page.results_folder import Results
+from polyjudge.report.page.verdict import judge_ls_verdict
 from page_browser import Opened, browser  # noqa: F401 (browser: a fixture)
 
 
@@ -43,7 +46,9 @@ def test_the_default_runs_page_renders_every_panel_offline(browser, readme_repro
 @pytest.mark.slow
 def test_each_panel_s_first_screen_has_the_verdict_and_the_top_sets(browser, readme_reproduction):
     """Acceptance: at 1,280 x 800, each score panel of the default run opens on its verdict
-    sentences and the table of each language's top set, raw and CBC, with rank intervals."""
+    sentences and the table of each language's top set, raw and CBC, with rank intervals; each
+    Judge-LS panel on its verdict (computed from judge_ls/, checked against those files in
+    tests/test_page_verdict.py), above the filter bar and the charts."""
     results = readme_reproduction / "results"
     default = Opened(browser, results / "index.html")
     try:
@@ -70,6 +75,16 @@ def test_each_panel_s_first_screen_has_the_verdict_and_the_top_sets(browser, rea
             assert list(pd.unique(shown["language"])) == list(pd.unique(board["language"]))
             for _, ranks in shown.groupby("language", sort=False)["rank_cbc"]:
                 assert list(ranks.astype(int)) == sorted(ranks.astype(int))
+        for name in ("llmbar", "judge_ls_synthetic"):
+            default.panel(name)
+            default.page.evaluate("window.scrollTo(0, 0)")
+            shown = default.page.eval_on_selector_all("#verdict p", "ps => ps.map(p => "
+                                                      "p.textContent)")
+            assert shown == judge_ls_verdict(Results(results), name), name
+            assert "most accurate judge" in shown[0] and "Position bias" in shown[2], shown
+            box = default.page.locator("#verdict").bounding_box()
+            bar = default.page.locator("#panel .filters").bounding_box()
+            assert box["y"] + box["height"] <= min(bar["y"], 800), (name, box, bar)
         assert default.errors == []
     finally:
         default.close()
@@ -128,6 +143,21 @@ def test_layout_at_1280_px_headings_with_their_charts_no_overflow_no_warning(
         # one x label per (judge, condition) with data: a shared x axis drew all 16 per judge
         labels = [t for t in drawn if t in set(values["condition"])]
         assert len(labels) == len(values) < 6 * values["condition"].nunique()
+        # the y axes are named as the tables' columns, and the small multiples fill the row
+        section = page.page.evaluate("() => JSON.parse(document.getElementById('page-data')"
+                                     ".textContent).panels.find(p => p.name === 'llmbar')"
+                                     ".sections.find(s => s.id === 'judge_ls')")
+        names = {c["key"]: c["label"] for t in section["tables"] for c in t["columns"]}
+        for chart, field in (("accuracy", "strict_accuracy"), ("flips", "flip_rate"),
+                             ("position", "position_inconsistency")):
+            selector = f"[data-chart='llmbar.{chart}_chart']"
+            titles = page.page.eval_on_selector_all(
+                f"{selector} .role-axis-title text", "ts => [...new Set(ts.map(t => "
+                "t.textContent))]")
+            assert titles == [names[field]] != [field], (chart, titles)
+            width = page.page.locator(selector).bounding_box()["width"]
+            row = page.page.locator("#panel .filters").bounding_box()["width"]
+            assert width > 0.85 * row, (chart, width, row)
         assert warnings == [] and page.errors == []
     finally:
         page.close()

@@ -129,35 +129,52 @@ def interval_chart(cid: str, frame: pd.DataFrame, y: str, x: str, low: str, high
     return _chart(cid, title, spec)
 
 
-STEP, FACET_MARGIN, PAGE_WIDTH = 22, 70, 1180
-"""Small multiples: pixels per condition, per panel besides its conditions, and for one row."""
+STEP, MIN_STEP, FACET_MARGIN, PAGE_WIDTH = 22, 16, 70, 1180
+"""Small multiples: pixels per condition (at most, and at least when filling a row), per panel
+besides its conditions, and for one row."""
+
+
+def _grid(n_charts: int, n_conditions: int) -> tuple[int, int]:
+    """Columns and the width of each small panel: as many columns as fit at ``MIN_STEP`` a
+    condition (at most 4), rows balanced, each panel widened to share the row but never past
+    ``STEP`` a condition (three conditions stay narrow)."""
+    columns = max(1, min(4, n_charts, PAGE_WIDTH // (n_conditions * MIN_STEP + FACET_MARGIN)))
+    rows = -(-n_charts // columns)
+    columns = -(-n_charts // rows)
+    return columns, min(n_conditions * STEP, PAGE_WIDTH // columns - FACET_MARGIN)
 
 
 def small_multiples(cid: str, frame: pd.DataFrame, x: str, y: str, low: str, high: str,
-                    title: str) -> dict:
+                    title: str, label: str | None = None) -> dict:
     """One small panel per judge: ``y`` with its interval per ``x`` (a condition), only the
-    judge's own conditions, on one y scale."""
+    judge's own conditions, on one y scale. ``label``: the y axis title and tooltip name, the
+    one its table column has (default ``y``)."""
+    label = label or y
     data = _records(frame, ["judge", x, y, low, high])
     for row in data:
         row["judge"], row[x] = str(row["judge"]), str(row[x])
     conditions = _order(frame, x) if len(frame) else []
+    judges = _order(frame, "judge") if len(frame) else []
+    widest = max((frame.loc[frame["judge"].astype(str) == j, x].nunique() for j in judges),
+                 default=1)
+    columns, width = _grid(len(judges) or 1, widest)
     layer = {
         "encoding": {"x": {"field": x, "type": "nominal", "sort": conditions, "title": None},
                      "color": {"field": x, "type": "nominal", "sort": conditions,
                                "legend": None}},
         "layer": [{"mark": "rule", "encoding": {"y": {"field": low, "type": "quantitative",
-                                                      "title": y}, "y2": {"field": high}}},
+                                                      "title": label}, "y2": {"field": high}}},
                   {"mark": {"type": "point", "filled": True},
-                   "encoding": {"y": {"field": y, "type": "quantitative"},
+                   "encoding": {"y": {"field": y, "type": "quantitative", "title": label},
                                 "tooltip": [{"field": "judge"}, {"field": x},
-                                            {"field": y, "format": ".3f"},
-                                            {"field": low, "format": ".3f"},
-                                            {"field": high, "format": ".3f"}]}}],
-        "width": {"step": STEP}, "height": 120}
-    # one chart per judge (concatenated), so each shows only its own conditions and the row
-    # fits a 1,280 px page; a facet with independent x scales would warn in the console
-    judges = _order(frame, "judge") if len(frame) else []
-    columns = max(1, min(4, PAGE_WIDTH // (len(conditions) * STEP + FACET_MARGIN)))
+                                            {"field": y, "format": ".3f", "title": label},
+                                            {"field": low, "format": ".3f",
+                                             "title": "interval low"},
+                                            {"field": high, "format": ".3f",
+                                             "title": "interval high"}]}}],
+        "width": width, "height": 120}
+    # one chart per judge (concatenated), so each shows only its own conditions and the rows
+    # fill a 1,280 px page; a facet with independent x scales would warn in the console
     charts = [{"title": judge, "transform": [{"filter": {"field": "judge", "equal": judge}}],
                **layer} for judge in judges]
     spec = _spec({"concat": charts, "columns": columns,

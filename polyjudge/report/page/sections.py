@@ -212,8 +212,9 @@ def judge_ls_section(res: Results, name: str) -> dict | None:
             empty += [f"{j} x {c}" for j, c, n in zip(shown["judge"], shown["condition"],
                                                       shown["n"]) if n == 0]
         shown = shown[shown[y].notna()]  # a condition without usable judgments has no point
+        label = next(c["label"] for c in columns if c["key"] == y)  # the table's name
         charts_.append(charts.small_multiples(f"{name}.{key}_chart", shown, x, y, low, high,
-                                              f"{title} (all subsets)"))
+                                              f"{title} (all subsets)", label))
     if not tables:
         return None
     warning = ("No usable judgment for " + ", ".join(empty) + " (every verdict was unparseable "
