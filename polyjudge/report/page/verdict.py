@@ -118,7 +118,18 @@ def consistency_sentence(tau: pd.DataFrame) -> str | None:
 
 
 ALL = "all"  # the pooled rows of the Judge-LS tables (subset, order)
-P_LEVEL = 0.05
+FDR = 0.05  # the Judge-LS counts' false discovery rate, as the CBC panels' reversal tests
+
+
+def _discoveries(p_values: pd.Series) -> int:
+    """How many of ``p_values`` are significant at false discovery rate :data:`FDR`
+    (Benjamini-Hochberg over these tests): a count over dozens of cells is not inflated by
+    testing each at 5%."""
+    import scipy.stats  # here: only a Judge-LS page counts tests
+
+    if not len(p_values):
+        return 0
+    return int((scipy.stats.false_discovery_control(p_values.to_numpy(float)) <= FDR).sum())
 
 
 def _pct(row, value: str, low: str, high: str) -> str:
@@ -211,9 +222,9 @@ def flip_sentence(flips: pd.DataFrame, reference: str) -> str:
         text += f"; {judge} flips least in {_conditions(wins, shared, flips['target'].nunique())}"
     if "mcnemar_p" in flips:
         tested = flips[flips["mcnemar_p"].notna()]
-        text += (f"; accuracy changes significantly (McNemar p < {P_LEVEL:g}, uncorrected) in "
-                 f"{int((tested['mcnemar_p'] < P_LEVEL).sum())} of {len(tested)} judge x "
-                 "condition pairs")
+        text += (f"; accuracy changes significantly (McNemar, FDR {FDR:g} over the pairs) in "
+                 f"{_discoveries(tested['mcnemar_p'])} of {len(tested)} judge x condition "
+                 "pairs")
     return text + "."
 
 
@@ -233,7 +244,7 @@ def position_sentence(position: pd.DataFrame) -> str:
         return f"Position: the first-seat share is untested; {shares}."
     test = "item-clustered binomial" if p == "first_seat_cluster_p" else "binomial"
     return (f"Position bias: the first-seat share differs significantly from 50% ({test} "
-            f"p < {P_LEVEL:g}, uncorrected) in {int((tested[p] < P_LEVEL).sum())} of "
+            f"test, FDR {FDR:g} over the cells) in {_discoveries(tested[p])} of "
             f"{len(tested)} judge x condition cells; {shares}.")
 
 
