@@ -363,3 +363,55 @@ def test_a_condition_without_usable_judgments_shows_a_banner_and_no_warning(brow
         assert warnings == [] and page.errors == []
     finally:
         page.close()
+
+
+LINE_BREAKS = """table => {
+    // each line break inside a cell of the table: [cell key, text before it, text after it]
+    const breaks = [];
+    for (const td of document.querySelectorAll(`table[data-table="${table}"] td.t`)) {
+        const chars = [];  // [character, top of its box or null when it has none]
+        const walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+        for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+            for (let i = 0; i < node.data.length; i++) {
+                const range = document.createRange();
+                range.setStart(node, i); range.setEnd(node, i + 1);
+                const box = [...range.getClientRects()].find(r => r.width > 0);
+                chars.push([node.data[i], box ? box.top : null]);
+            }
+        }
+        const text = chars.map(c => c[0]).join("");
+        let top = null;
+        chars.forEach(([, y], i) => {
+            if (y === null) return;
+            if (top !== null && y > top + 2) breaks.push([td.dataset.key, text.slice(0, i),
+                                                          text.slice(i)]);
+            top = y;
+        });
+    }
+    return breaks;
+}"""
+
+
+def test_claims_cells_wrap_only_at_spaces_and_after_break_characters(opened, results):
+    """Long identifiers in the claims table (ids, output paths, results folders) wrap after
+    _ / . or -, never inside a word ("radius_residual_sigm|a", "mrewardbenc|h"); the cells'
+    text stays the file's (no zero-width characters), and the table fits its scroll box."""
+    opened.panel("devai")
+    breaks = opened.page.evaluate(LINE_BREAKS, "claims")
+    assert breaks, "no claims cell wraps: the check would pass vacuously"
+    inside = [b for b in breaks if not (b[1][-1] in " _/.-" or b[2][0] == " ")]
+    assert inside == [], inside[:5]
+    assert any(b[0] in ("id", "output") and b[1][-1] in "_/." for b in breaks)
+    claims = pd.read_csv(results / "claims.csv", keep_default_na=False)
+    shown = opened.visible("claims")
+    assert [r["id"] for r in shown] == claims["id"].tolist()
+    assert [r["output"] for r in shown] == claims["output"].tolist()
+    assert not any("\u200b" in v or "\u00ad" in v for r in shown for v in r.values())
+    assert opened.page.evaluate("""() => { const w = document.querySelector(
+        '#table-claims .table-wrap'); return w.scrollWidth <= w.clientWidth + 1; }""")
+    # the claims' filter is named for what it holds: the results folder of each claim's output
+    label = opened.page.text_content("label.filter:has(select[data-filter='cpanel'])")
+    assert label.startswith("results folder")
+    folders = opened.page.eval_on_selector_all("select[data-filter='cpanel'] option",
+                                               "os => os.map(o => o.value).filter(v => v)")
+    assert folders == list(pd.unique(claims["output"].str.split("/").str[1]))

@@ -176,7 +176,7 @@ POSITION_COLUMNS = [col("judge", type="text"), col("condition", type="text"),
                         low="first_seat_ci_low", high="first_seat_ci_high"),
                     col("first_seat_cluster_p", "first seat p (clustered)", "p"),
                     col("position_mcnemar_p", "positional McNemar p", "p")]
-CLAIM_COLUMNS = [col("id", type="text"), col("panel", type="text"),
+CLAIM_COLUMNS = [col("id", type="text"), col("folder", "results folder", type="text"),
                  col("section", type="text"), col("quantity", type="text"),
                  col("published", digits=4), col("reproduced", digits=4),
                  col("difference", digits=4), col("tolerance", digits=4),

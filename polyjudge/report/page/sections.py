@@ -274,14 +274,16 @@ def panel_data(res: Results, name: str) -> dict:
 
 
 def claims_table(res: Results) -> dict | None:
+    """The claims; each in the results folder of its output (a panel's, the simulation's, or
+    one another config makes: not every folder is a panel of this page)."""
     frame = res.csv("claims.csv")
     if frame is None:
         return None
     frame = frame.copy()
-    frame["panel"] = [str(p).split("/")[1] if str(p).count("/") >= 2 else ""
-                      for p in frame["output"]]
+    frame["folder"] = [str(p).split("/")[1] if str(p).count("/") >= 2 else ""
+                       for p in frame["output"]]
     return table("claims", "Claims: published against reproduced", "claims.csv", frame,
-                 CLAIM_COLUMNS, POOLED, {"status": ["status"], "cpanel": ["panel"]})
+                 CLAIM_COLUMNS, POOLED, {"status": ["status"], "cpanel": ["folder"]})
 
 
 def provenance(res: Results, panels, version: str, config_sha256: str | None) -> dict:

@@ -48,6 +48,20 @@
       default: return v === null || v === undefined ? "" : String(v);
     }
   }
+  // A long identifier (a path, a snake_case id) may break only after _ / . or - (a . or - only
+  // before a letter, so numbers stay whole): <wbr> marks those places and adds no text, so what
+  // is selected, copied or compared is the value as it is.
+  const BREAK_AFTER = /[_\/]|[.-](?=[^\d\s])/g;
+  function breakable(td, text) {
+    let start = 0;
+    for (const m of text.matchAll(BREAK_AFTER)) {
+      const end = m.index + 1;
+      if (end >= text.length) break;
+      td.append(document.createTextNode(text.slice(start, end)), el("wbr"));
+      start = end;
+    }
+    td.append(document.createTextNode(text.slice(start)));
+  }
   function sortValue(row, c) { return c.type === "interval" ? row[c.low] : row[c.key]; }
   function csvCell(v) {
     if (v === null || v === undefined) return "";
@@ -167,7 +181,8 @@
       }
       const hit = marks.filter(m => Object.entries(m.match).every(([k, v]) => String(r[k]) === String(v)));
       for (const c of tab.columns) {
-        const td = el("td", { "data-key": c.key, class: c.type === "text" || c.type === "bool" ? "t" : "n" }, show(r, c));
+        const td = el("td", { "data-key": c.key, class: c.type === "text" || c.type === "bool" ? "t" : "n" });
+        if (c.type === "text") breakable(td, show(r, c)); else td.textContent = show(r, c);
         for (const m of hit) {
           if (m.columns.includes(c.key)) { td.classList.add("changed"); td.title = "run A: " + m.before[c.key]; }
         }
@@ -357,8 +372,12 @@
     if (DATA.claims) {
       const bar = el("div", { class: "filters" });
       const statuses = [...new Set(DATA.claims.rows.map(r => String(r.status)))];
-      const panels = [...new Set(DATA.claims.rows.map(r => String(r.panel)))].filter(x => x);
-      bar.append(select("status", "status", statuses), select("cpanel", "panel", panels));
+      // claims are grouped by the results folder of their output: a panel's, or another's
+      // (the simulation study, a panel of another config), so the filter is named for that
+      const key = DATA.claims.filters.cpanel[0];
+      const label = DATA.claims.columns.find(c => c.key === key).label;
+      const folders = [...new Set(DATA.claims.rows.map(r => String(r[key])))].filter(x => x);
+      bar.append(select("status", "status", statuses), select("cpanel", label, folders));
       claims.append(el("h2", {}, "Claims"), bar);
       addTable(DATA.claims, claims);
     }
