@@ -11,7 +11,9 @@ def source_input(value):
 
 
 def ingest_inputs(wildcards):
-    """Raw inputs of a panel, by kind; data files are read from data_dir at run time."""
+    """Raw inputs of a panel, by kind; data files are read from data_dir at run time. Besides
+    the tables it reads, ingest gets the files inputs.json names: a judgment tree's JSON files
+    (read by flatten_judgment_tree) and the inputs.json of the panel a panel extends."""
     panel = PANELS[wildcards.panel]
     kind = panel["kind"]
     # a panel that extends another: the base's validated runs + the new judges' files
@@ -21,13 +23,17 @@ def ingest_inputs(wildcards):
             **{k: data_input(panel[k]) for k in ("runs", "requirements") if k in panel},
             "base_runs": f"results/{base}/runs.parquet",
             "base_cells": f"results/{base}/cell_means.csv",
+            "base_manifest": f"results/{base}/inputs.json",
         }
     if kind == "judge_runs":
         return {
             k: source_input(panel[k]) for k in ("runs", "requirements") if k in panel
         }
     if kind == "judgment_tree":
-        return {"requirements": f"results/{wildcards.panel}/raw/requirements.parquet"}
+        return {
+            "requirements": f"results/{wildcards.panel}/raw/requirements.parquet",
+            "judgments": judgment_tree_files(wildcards),
+        }
     if kind == "synthetic":
         inputs = {"runs": f"results/{wildcards.panel}/synthetic/runs.parquet"}
         if panel["requirements_per_task"] > 0:

@@ -167,7 +167,8 @@ PAGE_FILES = {
     "reversal": ["reversal/pairs.csv", "reversal/summary.json"],
     "information": ["information/cmi.json"],
     "judge_ls": [
-        f"judge_ls/{table}.csv" for table in ("accuracy", "flips", "position")
+        *(f"judge_ls/{table}.csv" for table in ("accuracy", "flips", "position")),
+        "judge_ls/inputs.json",
     ],
 }
 

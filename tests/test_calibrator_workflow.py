@@ -15,6 +15,7 @@ import yaml
 
 from conftest import DEVAI_DIR, readme_command, run_as_user, start_up_refusal
 from polyjudge.analyses import extension
+from polyjudge.data.checksums import sha256
 from polyjudge.data.errors import InputError
 from polyjudge.data.panel import Panel
 from polyjudge.data.yamlfile import read_yaml
@@ -319,3 +320,11 @@ def test_readme_extends_example_runs_verbatim_and_shows_the_seventh_judge(tmp_pa
     assert (out / "figures" / "new_judge.png").stat().st_size > 1000
     calibrator = json.loads((out / "cbc" / "calibrator.json").read_text())
     assert "synthetic-judge-7" in calibrator["backbones"]
+    # its provenance: its own table and the data files of the panel it extends, not the
+    # base's intermediate runs.parquet
+    files = json.loads((out / "inputs.json").read_text())["files"]
+    base = json.loads((root / "results/devai/inputs.json").read_text())["files"]
+    assert files == {"runs": {"path": "data/examples/seventh_judge.csv",
+                              "sha256": sha256(root / "data/examples/seventh_judge.csv")},
+                     **{f"{name} (panel devai)": entry for name, entry in base.items()}}
+    assert base["runs"]["path"] == "data/devai_ml_aaaj/run_level_scores.parquet"

@@ -25,6 +25,7 @@ import yaml
 import polyjudge
 from polyjudge.analyses.judge_ls.verdicts import VERDICT_COLUMNS
 from polyjudge.data import inspect_logs as reader
+from polyjudge.data.checksums import sha256
 from polyjudge.data.errors import InputError
 from polyjudge.data.io import read_table
 
@@ -408,6 +409,9 @@ def test_the_workflow_reads_an_inspect_panel(pairwise, tmp_path):
     assert manifest["n_runs"] == 48
     flips = pd.read_csv(results / "verdicts/judge_ls/flips.csv")
     assert set(flips["target"]) == {"de", "ja"}
+    logs = json.loads((results / "verdicts/judge_ls/inputs.json").read_text())["files"]
+    assert sorted((Path(f["path"]).name, f["sha256"]) for f in logs["verdicts"]) == sorted(
+        (p.name, sha256(p)) for p in (data / "pairwise").iterdir() if p.is_file())  # each log
     # a bad source stops ingest naming what is wrong, and leaves no partial output
     bad = snakemake("results/unknown_scorer/cbc/beta.csv")
     assert bad.returncode != 0

@@ -215,6 +215,33 @@ def test_provenance_lists_every_file_of_a_many_file_source(tmp_path):
     assert [row[:3] for row in table["data"]] == [
         ["tree", "runs", "data/judges/gpt/de.jsonl"], ["tree", "runs", "data/judges/gpt/en.jsonl"],
         ["one", "runs", "data/one.csv"]]
+    assert table["source"] == "tree/inputs.json, one/inputs.json"
+
+
+def test_provenance_reads_the_verdict_panels_list_and_names_a_simulated_panels_seed(tmp_path):
+    """A verdict panel's inputs are in judge_ls/inputs.json; a simulated panel has no input
+    file, its row says which rule made it with which seed; the source line names the files
+    read, with no unformatted placeholder."""
+    from polyjudge.report.page.sections import provenance
+    manifests = {
+        "llmbar/judge_ls/inputs.json": {"files": {"verdicts": {"path": "data/v.parquet",
+                                                               "sha256": "d" * 64}}},
+        "sim/judge_ls/inputs.json": {"files": {}, "simulated": {"rule": "simulate_judge_ls",
+                                                                "seed": 5}},
+        "synthetic/inputs.json": {"files": {}, "simulated": {"rule": "simulate_panel",
+                                                             "seed": 11}}}
+    for relative, manifest in manifests.items():
+        (tmp_path / relative).parent.mkdir(parents=True)
+        (tmp_path / relative).write_text(json.dumps(manifest))
+    table = provenance(Results(tmp_path), ["llmbar", "sim", "synthetic"], "0", None)["inputs"]
+    assert table["data"] == [
+        ["llmbar", "verdicts", "data/v.parquet", "d" * 64],
+        ["sim", "none: simulated by rule simulate_judge_ls with seed 5", None, None],
+        ["synthetic", "none: simulated by rule simulate_panel with seed 11", None, None]]
+    assert table["source"] == ", ".join(manifests)
+    shown = [table["title"], table["source"], table["note"],
+             *(c["label"] for c in table["columns"])]
+    assert not any("{" in text for text in shown)
 
 
 # --- polyjudge compare --------------------------------------------------------------------------

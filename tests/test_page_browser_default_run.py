@@ -1,13 +1,16 @@
 """The default reproduction's results page in a real browser: the page the README's command
 wrote (the ``readme_reproduction`` fixture, made once per test run), opened from disk in
 headless Chromium with every http(s) request aborted: every panel renders offline, each
-panel's first screen holds its verdict (and a score panel's top sets), and the layout holds at
-1,280 px.
+panel's first screen holds its verdict (and a score panel's top sets), the layout holds at
+1,280 px, and the provenance names every panel's input files in data/ with their SHA-256.
 Needs what tests/test_page_browser.py needs (tests/page_browser.py says what)."""
 from __future__ import annotations
 
+import hashlib
+
 import pandas as pd
 import pytest
+import yaml
 
 from polyjudge.report.page.results_folder import Results
 from polyjudge.report.page.verdict import judge_ls_verdict
@@ -159,5 +162,51 @@ def test_layout_at_1280_px_headings_with_their_charts_no_overflow_no_warning(
             row = page.page.locator("#panel .filters").bounding_box()["width"]
             assert width > 0.85 * row, (chart, width, row)
         assert warnings == [] and page.errors == []
+    finally:
+        page.close()
+
+
+def expected_inputs(root, panel: dict) -> set[str] | None:
+    """The files in data/ a default panel is read from (None: a simulated panel, which has
+    none), as the config names them."""
+    if panel["kind"] == "synthetic" or panel.get("source") == "synthetic":
+        return None
+    named = {"judge_runs": lambda: [panel["runs"], panel["requirements"]],
+             "preference_margins": lambda: panel["files"].values(),
+             "pairwise_verdicts": lambda: [panel["verdicts"]],
+             "judgment_tree": lambda: [p.relative_to(root / "data").as_posix() for p in
+                                       (root / "data" / panel["root"]).rglob("*.json")]}
+    return {f"data/{path}" for path in named[panel["kind"]]()}
+
+
+@pytest.mark.slow
+def test_provenance_lists_every_panels_data_files_with_their_sha256(browser,
+                                                                    readme_reproduction):
+    """Acceptance: the Provenance table of the default run's page lists, for every panel, the
+    files in data/ it was read from (a judgment tree's raw JSON files, not their flattened
+    table; LLMBar's verdicts) with the SHA-256 hashlib gives; a simulated panel says its seed;
+    no unformatted placeholder (`{panel}`) is left in any panel's view."""
+    root = readme_reproduction
+    panels = yaml.safe_load((root / "config" / "config.yaml").read_text())["panels"]
+    page = Opened(browser, root / "results" / "index.html")
+    try:
+        shown = pd.DataFrame(page.visible("inputs"))
+        assert set(shown["panel"]) == set(panels)
+        for name, panel in panels.items():
+            rows = shown[shown["panel"] == name]
+            expected = expected_inputs(root, panel)
+            if expected is None:
+                (said,), (path,) = rows["input"], rows["path"]
+                assert said.startswith("none: simulated by rule ") and path == "", name
+                assert said.endswith(f" with seed {panel['seed']}"), (name, said)
+                continue
+            assert set(rows["path"]) == expected and len(rows) == len(expected), name
+            for path, sha in zip(rows["path"], rows["sha256"]):
+                assert hashlib.sha256((root / path).read_bytes()).hexdigest() == sha, path
+        for name in panels:
+            page.panel(name)
+            text = page.page.evaluate("() => document.body.innerText")
+            assert "{" not in text and "}" not in text, (name, text[text.find("{") - 80:][:160])
+        assert page.errors == []
     finally:
         page.close()

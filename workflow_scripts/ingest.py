@@ -8,6 +8,7 @@ tables derived from requirement verdicts or preference files are built in memory
 way the runs pass the same checks and give the sufficient statistics of the tensor and of the
 run-level R^2 models, recorded in inputs.json for the cbc step.
 """
+import json
 import logging
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pandas as pd
 from polyjudge.analyses import extension
 from polyjudge.cbc import estimator
 from polyjudge.data import io, sources, streaming
-from polyjudge.data.checksums import sha256
+from polyjudge.data.checksums import input_files
 from polyjudge.data.errors import InputError
 from polyjudge.judges.diagnosis import missing_scores_note
 from polyjudge.scripting import run_step, write_csv, write_json, write_parquet
@@ -75,9 +76,33 @@ def extended_runs(panel, inputs):
     return runs, f"{source} + panel '{panel['extends']}'", languages, backbones
 
 
+PROVENANCE_ONLY = ("judgments", "base_manifest")
+"""Inputs ingest does not read, only names in inputs.json (rules/ingest.functions.smk)."""
+
+
+def provenance(panel, inputs):
+    """The ``files`` of inputs.json and how a panel without any was made: the files in data
+    (or the user's own) the panel was read from, not the workflow's intermediates. A judgment
+    tree lists its JSON files, not their flattened table; a synthetic panel has no input file,
+    its seed says how it was made; a panel that extends another adds that panel's files."""
+    if panel["kind"] == "synthetic":
+        return {}, {"rule": "simulate_panel", "seed": panel.get("seed")}
+    skip = ("requirements",) if panel["kind"] == "judgment_tree" else ("base_runs", "base_cells")
+    files = input_files({k: v for k, v in inputs.items()
+                         if k not in skip and k != "base_manifest"})
+    simulated = None
+    if "base_manifest" in inputs:
+        base = json.loads(Path(inputs["base_manifest"]).read_text(encoding="utf-8"))
+        files.update({f"{name} (panel {panel['extends']})": entry
+                      for name, entry in base["files"].items()})
+        simulated = base.get("simulated")
+    return files, simulated
+
+
 def main(smk):
     panel = smk.params.panel
-    inputs = dict(smk.input.items())
+    every = dict(smk.input.items())
+    inputs = {k: v for k, v in every.items() if k not in PROVENANCE_ONLY}
     checks = dict(score_range=panel["score_range"], missing=panel["missing"],
                   runs_out=smk.output.runs)
     languages, backbones = panel.get("languages"), panel.get("backbones")
@@ -101,12 +126,12 @@ def main(smk):
     model = stats.model_stats()
     write_parquet(tensor.to_frame(), smk.output.tensor)
     write_csv(tensor.matrix_frame(tensor.cell_means(), "mean"), smk.output.cell_means)
+    files, simulated = provenance(panel, every)
     write_json({"kind": panel["kind"], "n_runs": stats.n_runs,
                 "r2_two_way": estimator.r_squared_from_stats(**model, full=False),
                 "r2_full": estimator.r_squared_from_stats(**model, full=True),
-                "files": {name: {"path": path, "sha256": sha256(path)} if isinstance(path, str)
-                          else [{"path": p, "sha256": sha256(p)} for p in path]
-                          for name, path in inputs.items()}}, smk.output.manifest)
+                "files": files, **({"simulated": simulated} if simulated else {})},
+               smk.output.manifest)
 
 
 def main_naming_collection_failures(smk):

@@ -5,9 +5,10 @@ import logging
 import polyjudge
 from polyjudge.analyses import judge_ls as _jl
 from polyjudge.data import sources
+from polyjudge.data.checksums import input_files
 from polyjudge.data.io import read_table
 from polyjudge.judges.diagnosis import judge_ls_shortfall
-from polyjudge.scripting import run_step, write_csv
+from polyjudge.scripting import run_step, write_csv, write_json
 
 log = logging.getLogger("polyjudge.analyses.judge_ls")
 
@@ -43,6 +44,16 @@ def check_collection(smk, panel):
         log.warning(warning)
 
 
+def manifest(smk, panel):
+    """inputs.json: the files the verdicts and texts were read from, with their SHA-256 (the
+    results page's provenance); a synthetic panel has none, its seed says how it was made."""
+    if panel["source"] == "synthetic":
+        return {"kind": "pairwise_verdicts", "source": "synthetic", "files": {},
+                "simulated": {"rule": "simulate_judge_ls", "seed": panel.get("seed")}}
+    return {"kind": "pairwise_verdicts", "source": panel["source"],
+            "files": input_files(dict(smk.input.items()))}
+
+
 def main(smk):
     panel = smk.params.panel
     settings = smk.params.settings
@@ -69,6 +80,7 @@ def main(smk):
         write_csv(table, smk.output[name])
     with open(smk.output.summary, "w") as handle:
         handle.write(result.summary)
+    write_json(manifest(smk, panel), smk.output.manifest)
 
 
 run_step(main, snakemake)

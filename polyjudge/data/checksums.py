@@ -61,3 +61,11 @@ def verify(path) -> None:
                          f"'{relative}': the file is damaged or was edited",
                          "the listed digest: restore the file (git checkout, or your mirror's "
                          "copy) or regenerate the folder with `python data/convert.py ORIGIN`")
+
+
+def input_files(inputs: dict) -> dict:
+    """Input name -> ``{path, sha256}`` (a file) or a list of them (a source of many files):
+    the ``files`` of a panel's ``inputs.json``, shown on the results page as its provenance."""
+    return {name: {"path": path, "sha256": sha256(path)} if isinstance(path, str)
+            else [{"path": p, "sha256": sha256(p)} for p in path]
+            for name, path in inputs.items()}

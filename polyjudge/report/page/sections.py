@@ -286,23 +286,43 @@ def claims_table(res: Results) -> dict | None:
                  CLAIM_COLUMNS, POOLED, {"status": ["status"], "cpanel": ["folder"]})
 
 
+MANIFESTS = ("inputs.json", "judge_ls/inputs.json")
+"""Where a panel's input files are listed: ingest's (score panels) or judge_ls's (verdicts)."""
+
+
+def _manifest(res: Results, name: str) -> tuple[str | None, dict]:
+    """The file listing panel ``name``'s inputs and its content (an older results folder has
+    them in cbc/summary.json only)."""
+    for relative in (*MANIFESTS, "cbc/summary.json"):
+        found = res.json(f"{name}/{relative}")
+        if found is not None:
+            if relative.endswith("summary.json"):
+                found = {"files": found.get("inputs")}
+            return f"{name}/{relative}", found
+    return None, {}
+
+
 def provenance(res: Results, panels, version: str, config_sha256: str | None) -> dict:
-    rows = []
+    """Every input file of every panel with its SHA-256 (a simulated panel: its seed)."""
+    rows, sources = [], []
     for name in panels:
-        source = res.json(f"{name}/inputs.json")
-        if source is None:
-            source = (res.json(f"{name}/cbc/summary.json") or {}).get("inputs")
-        else:
-            source = source.get("files")
-        for input_name, entry in (source or {}).items():
+        source, manifest = _manifest(res, name)
+        if source is not None and (manifest.get("files") or manifest.get("simulated")):
+            sources.append(source)
+        for input_name, entry in (manifest.get("files") or {}).items():
             # a source of many files (folder, glob, list, template, Hive, Inspect logs) lists
             # each file with its checksum: one row per file
             for file in entry if isinstance(entry, list) else [entry]:
                 rows.append({"panel": name, "input": input_name, "path": file.get("path"),
                              "sha256": file.get("sha256")})
+        made = manifest.get("simulated")
+        if made:
+            rows.append({"panel": name, "input": f"none: simulated by rule {made.get('rule')} "
+                         f"with seed {made.get('seed')}", "path": None, "sha256": None})
     columns = [col("panel", type="text"), col("input", type="text"), col("path", type="text"),
                col("sha256", type="text")]
     return {"version": version, "config_sha256": config_sha256,
-            "inputs": table("inputs", "Input files and checksums", "{panel}/inputs.json",
+            "inputs": table("inputs", "Input files and checksums",
+                            ", ".join(sources) or "no inputs.json in the results",
                             pd.DataFrame(rows, columns=["panel", "input", "path", "sha256"]),
                             columns, POOLED)}
