@@ -204,6 +204,26 @@ def test_charts_use_colour_blind_safe_colours(page_runs):
     assert set(re.findall(r'"scheme": "(\w+)"', text)) == {"blueorange"}
 
 
+@pytest.mark.parametrize("scale, label, tip", [
+    (0.34, ".2f", ".4f"),    # M-RewardBench margins: |beta| <= 0.34 read 0.34, not 0.3
+    (0.034, ".3f", ".5f"), (20.6, ".1f", ".3f"), (2060.0, ".1f", ".3f"), (0.0, ".1f", ".3f")])
+def test_heatmap_labels_have_the_decimals_the_panel_s_magnitude_needs(scale, label, tip):
+    """The largest |beta| shows 2 significant digits (at least one decimal), the tooltip two
+    decimals more, for the beta and its band."""
+    from polyjudge.report.page.charts import heatmap
+    values = scale * np.array([1.0, -0.5, 0.2, -0.02, 0.6, -1.0])
+    beta = pd.DataFrame({"language": ["en", "en", "en", "de", "de", "de"],
+                         "backbone": ["a", "b", "c"] * 2, "beta": values,
+                         "band_low": values - 0.1, "band_high": values + 0.1})
+    layers = heatmap("p.heatmap", beta)["spec"]["layer"]
+    assert layers[1]["encoding"]["text"]["format"] == label
+    formats = {t["field"]: t.get("format") for t in layers[0]["encoding"]["tooltip"]}
+    assert formats == {"language": None, "backbone": None, "beta": tip, "band_low": tip,
+                       "band_high": tip}
+    largest = f"{scale:{label}}"  # two significant digits (or more, for a large beta)
+    assert scale == 0 or len(largest.replace(".", "").lstrip("0")) >= 2
+
+
 def test_provenance_lists_every_file_of_a_many_file_source(tmp_path):
     from polyjudge.report.page.sections import provenance
     files = [{"path": f"data/judges/gpt/{lang}.jsonl", "sha256": c * 64}

@@ -7,6 +7,9 @@ specs, never field names or expressions.
 """
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pandas as pd
 
 from ..palette import OKABE_ITO
@@ -68,8 +71,21 @@ def slopegraph(cid: str, rankings: pd.DataFrame) -> dict:
     return _chart(cid, "How ranks move from raw to CBC", spec)
 
 
+def label_decimals(values, significant: int = 2, least: int = 1, most: int = 6) -> int:
+    """Decimals that show the largest |value| with ``significant`` digits, at least ``least``:
+    a panel whose |beta| is at most 0.34 (margins) reads 0.34 and -0.08, not 0.3 and -0.1."""
+    finite = np.abs(np.asarray(values, dtype=float))
+    finite = finite[np.isfinite(finite)]
+    largest = float(finite.max()) if finite.size else 0.0
+    if largest == 0:
+        return least
+    return min(most, max(least, significant - 1 - math.floor(math.log10(largest))))
+
+
 def heatmap(cid: str, beta: pd.DataFrame, changed=()) -> dict:
     """beta as a language x backbone heatmap; the tooltip carries the band when there is one.
+    Cell labels have the decimals the panel's magnitude needs (:func:`label_decimals`), the
+    tooltip two more.
 
     ``changed``: (language, backbone) cells outlined as changed (the compare page)."""
     keys = [k for k in ("language", "backbone", "beta", "se", "band_low", "band_high")
@@ -80,9 +96,11 @@ def heatmap(cid: str, beta: pd.DataFrame, changed=()) -> dict:
         row["language"], row["backbone"] = str(row["language"]), str(row["backbone"])
         row["changed"] = (row["language"], row["backbone"]) in changed
     limit = float(beta["beta"].abs().max()) or 1.0
+    decimals = label_decimals(beta["beta"])
+    exact = f".{decimals + 2}f"
     tooltip = [{"field": "language"}, {"field": "backbone"},
-               {"field": "beta", "type": "quantitative", "format": ".3f"}]
-    tooltip += [{"field": k, "type": "quantitative", "format": ".3f",
+               {"field": "beta", "type": "quantitative", "format": exact}]
+    tooltip += [{"field": k, "type": "quantitative", "format": exact,
                  "title": {"band_low": "band low", "band_high": "band high"}.get(k, k)}
                 for k in ("band_low", "band_high", "se") if k in keys]
     encoding = {"x": {"field": "backbone", "type": "nominal", "sort": _order(beta, "backbone"),
@@ -105,7 +123,8 @@ def heatmap(cid: str, beta: pd.DataFrame, changed=()) -> dict:
                                           "value": 0},
                           "tooltip": tooltip}},
             {"mark": {"type": "text", "fontSize": 10},  # pointer events go to the rect
-             "encoding": {"text": {"field": "beta", "type": "quantitative", "format": ".1f"}}}],
+             "encoding": {"text": {"field": "beta", "type": "quantitative",
+                                   "format": f".{decimals}f"}}}],
         "width": {"step": 64}, "height": {"step": 26}}, data)
     return _chart(cid, "beta by language and backbone (click a cell)", spec)
 
