@@ -137,7 +137,9 @@ def interval_chart(cid: str, frame: pd.DataFrame, y: str, x: str, low: str, high
         "encoding": {"y": {"field": y, "type": "nominal", "sort": _order(frame, y),
                            "title": None}},
         "layer": [{"mark": {"type": "rule", "color": OKABE_ITO[0]},
-                   "encoding": {"x": {"field": low, "type": "quantitative", "title": title},
+                   "encoding": {"x": {"field": low, "type": "quantitative", "title": title,
+                                      # about 6 labels fit 360 px: at 0.1 steps -0.2 and -0.1 met
+                                      "axis": {"tickCount": 6}},
                                 "x2": {"field": high}}},
                   {"mark": {"type": "point", "filled": True, "color": OKABE_ITO[0]},
                    "encoding": {"x": {"field": x, "type": "quantitative"},
