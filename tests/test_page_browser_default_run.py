@@ -93,12 +93,25 @@ def test_each_panel_s_first_screen_has_the_verdict_and_the_top_sets(browser, rea
         default.close()
 
 
+TOUCHING_LABELS = """() => [...document.querySelectorAll('.role-axis')].flatMap(axis => {
+    const boxes = [...axis.querySelectorAll('.role-axis-label text')]
+        .filter(t => !/rotate\\((?!0\\))/.test(t.getAttribute('transform') || ''))
+        .map(t => [t.getBoundingClientRect(), t.textContent]).filter(([r]) => r.width > 0);
+    return boxes.flatMap(([a, ta], i) => boxes.slice(i + 1).filter(([b]) =>
+        Math.max(b.left - a.right, a.left - b.right) < 2 &&
+        Math.max(b.top - a.bottom, a.top - b.bottom) < 0).map(([, tb]) => ta + ' | ' + tb));
+})"""
+"""Pairs of upright labels of one axis less than 2 px apart (rotated labels' boxes overlap
+without the text touching, so they are left out)."""
+
+
 @pytest.mark.slow
 def test_layout_at_1280_px_headings_with_their_charts_no_overflow_no_warning(
         browser, readme_reproduction):
     """On the default run's page: every chart heading sits directly above its own chart, no
     panel is wider than a 1,280 px viewport, no table's text is cut off in its scroll box, no
-    small multiple or slopegraph facet is drawn without data, and the console stays quiet."""
+    small multiple or slopegraph facet is drawn without data, no two axis labels touch, and the
+    console stays quiet."""
     page = Opened(browser, readme_reproduction / "results" / "index.html")
     warnings = []
     page.page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else 0)
@@ -124,6 +137,9 @@ def test_layout_at_1280_px_headings_with_their_charts_no_overflow_no_warning(
             }).filter(x => x)""")
             assert pairs and all(below and overlap and gap < 40
                                  for below, overlap, gap in pairs), (name, pairs)
+            # no two upright axis labels touch (at 0.1 steps, held-out tau's -0.2 and -0.1 did)
+            touching = page.page.evaluate(TOUCHING_LABELS)
+            assert touching == [], (name, touching)
             # no facet without data is drawn: one x axis per language of the slopegraph (a
             # wrapped facet drew a column's axis under the empty 8th cell of M-RewardBench)
             slope = f"[data-chart='{name}.slopegraph']"
