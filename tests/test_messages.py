@@ -147,8 +147,9 @@ def readme_forecast_command() -> list[str]:
 @pytest.mark.slow
 def test_the_readmes_forecast_command_names_the_item_table_to_provide(tmp_path):
     """On a clone without the M-RewardBench texts the command stopped with Snakemake's bare
-    MissingInputException; it now stops at start-up naming the file, its columns and where the
-    texts come from, and runs (a dry run here) once a table of that layout is there."""
+    MissingInputException; it now stops at start-up naming the file, its columns, where the
+    texts come from and the stand-in config that plans without them (which runs: a dry run
+    here), and runs (a dry run) once a table of that layout is there."""
     from judge_items import pointwise_items
     words = readme_forecast_command()
     assert words[:2] == ["snakemake", "plan"] and "mrewardbench_stop.yaml" in words[-1]
@@ -164,6 +165,18 @@ def test_the_readmes_forecast_command_names_the_item_table_to_provide(tmp_path):
     assert f"`collect.items: mrewardbench/items.parquet` is not there (looked for {table})" in text
     assert "columns ['subset', 'item_index', 'language', 'input', 'chosen', 'rejected']" in text
     assert "M-RewardBench on Hugging Face" in text
+    assert "ValueError" not in text and "Traceback" not in text  # the message alone
+    # the fix on a fresh clone: the stand-in config, stacked last, plans without the texts
+    standin = re.search(r"add the clone's stand-in config last: (snakemake plan [^(]*?) \(",
+                        text)
+    assert standin and words[-1] in standin.group(1), text
+    shutil.copytree(REPO / "data" / "examples", data / "examples")
+    planned = [sys.executable, "-m", "snakemake", *standin.group(1).split()[1:], "-s",
+               str(REPO / "Snakefile"), "--config", f"data_dir={data}", "--dry-run"]
+    planned = [str(REPO / w) if w.startswith("config/") else w for w in planned]
+    dry = subprocess.run(planned, cwd=tmp_path, capture_output=True, text=True)
+    assert dry.returncode == 0 and "collection_forecast" in dry.stdout + dry.stderr, \
+        dry.stderr[-3000:]
     table.parent.mkdir()
     languages = ["eng_Latn", "arb_Arab", "tur_Latn", "zho_Hans", "hin_Deva", "jpn_Jpan", "spa_Latn"]
     pointwise_items(60, languages).to_parquet(table, index=False)
