@@ -89,6 +89,76 @@ def test_percent_scores_name_the_users_column_and_a_fix_that_works(my_runs):
     assert stats.n_runs == len(runs)
 
 
+# --- a table with one run per cell and no framework column (the reader adds one) ---------------
+
+MY_COLUMNS = {"task": "prompt_id", "language": "lang", "backbone": "judge_model", "score": "pct"}
+
+
+def one_run_per_cell(n_tasks=12) -> pd.DataFrame:
+    """A new user's table: 12 tasks x 3 languages x 3 judges, one run per cell, scores 0-100,
+    the columns prompt_id, lang, judge_model, pct and no framework column."""
+    rows = [(f"p{t:02d}", lang, judge, float((37 * t + 11 * i + 5 * j) % 101))
+            for t in range(n_tasks) for i, lang in enumerate(["en", "de", "fr"])
+            for j, judge in enumerate(["gpt", "claude", "llama"])]
+    return pd.DataFrame(rows, columns=list(MY_COLUMNS.values()))
+
+
+@pytest.fixture
+def my_csv(tmp_path):
+    path = tmp_path / "my_runs.csv"
+    one_run_per_cell().to_csv(path, index=False)
+    return path
+
+
+def api_error(function, runs, **kwargs) -> str:
+    with pytest.raises(InputError) as caught:
+        function(runs, **kwargs)
+    return str(caught.value)
+
+
+def test_a_typo_lists_only_the_files_own_columns_not_the_framework_the_reader_adds(my_csv):
+    own = list(pd.read_csv(my_csv, nrows=0).columns)
+    assert "framework" not in own
+    text = ingest_error(my_csv, {**MY_COLUMNS, "backbone": "judge_modle"})
+    first = text.splitlines()[0]
+    assert first.endswith(f"it has {own}") and "framework" not in first, text
+    assert "not a column of the file: did you mean 'judge_model'?" in text
+    stats = sources.scan_source(str(my_csv), str(my_csv), MY_COLUMNS)  # the fix offered
+    assert stats.n_runs == 108
+
+
+def test_a_dataframe_is_named_as_the_dataframe_passed_in_not_the_file():
+    import polyjudge
+    runs = one_run_per_cell()
+    arguments = {**MY_COLUMNS, "backbone": "judge_modle"}
+    text = api_error(polyjudge.calibrate, runs, **arguments, score_range=(0, 100))
+    assert f"it has {list(runs.columns)}" in text.splitlines()[0], text
+    assert "the file" not in text and "not a column of the DataFrame passed in" in text
+    fix = re.search(r"did you mean '(\w+)'\? \(backbone='(\w+)'\)", text)
+    assert fix and fix.group(1) == fix.group(2) == "judge_model", text
+    assert polyjudge.calibrate(runs, **{**arguments, "backbone": fix.group(2)}).beta.shape[0] == 9
+
+
+@pytest.mark.parametrize("reader", ["workflow", "api"])
+def test_sample_rows_show_only_the_users_columns(my_csv, reader):
+    """The '%' scores' and the repeated rows' samples showed the added `framework single` (the
+    repeated ones under the standard names): now the table's own columns, by its own names."""
+    import polyjudge
+    runs = one_run_per_cell()
+    percent = runs.assign(pct=runs["pct"].map(lambda v: f"{v:g}%"))
+    repeated = pd.concat([runs, runs.head(2)], ignore_index=True)
+    for table, problem in ((percent, "non-numeric score(s) in column 'pct'"),
+                           (repeated, "rows share the same")):
+        if reader == "workflow":
+            table.to_csv(my_csv, index=False)
+            text = ingest_error(my_csv, MY_COLUMNS)
+        else:
+            text = api_error(polyjudge.calibrate, table, **MY_COLUMNS)
+        assert problem in text, text
+        shown = text.split("offending rows", 1)[1].splitlines()[1]  # the header of the rows
+        assert shown.split() == list(runs.columns) and "single" not in text, text
+
+
 def test_decimal_commas_get_their_own_fix():
     from polyjudge.data.column_names import non_numeric_fix
     assert "decimal comma" in non_numeric_fix(pd.Series(["65,5", "7,25"]), "pct", (0, 100))

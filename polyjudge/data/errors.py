@@ -32,6 +32,7 @@ WORDS = {
     "paths": ("relative to the working directory", "relative to data_dir",
               "relative to the working directory"),
     "rows": ("offending rows (the DataFrame's index)", FILE_ROWS, FILE_ROWS),
+    "table": ("the DataFrame passed in", "the file", "the file"),
 }
 
 
@@ -107,11 +108,14 @@ class InputError(ValueError):
         super().__init__(message)
 
 
-def file_rows(frame: pd.DataFrame, mask) -> pd.DataFrame:
+def file_rows(frame: pd.DataFrame, mask, columns=None) -> pd.DataFrame:
     """Rows under ``mask`` indexed by their line in the file (header is line 1); a table read
     from many files (:mod:`polyjudge.data.sources`) names them ``file:line``; a DataFrame given
-    to the Python API (:func:`messages_for` ``"api"``) by its own index."""
+    to the Python API (:func:`messages_for` ``"api"``) by its own index. ``columns``: the ones
+    to show, the user's own (not a framework column the reader added); default all."""
     bad = frame.loc[np.asarray(mask, dtype=bool)]
+    if columns is not None:
+        bad = bad[[c for c in bad.columns if c in set(columns)]]
     locate = frame.attrs.get("row_labels")
     if locate is None:  # a DataFrame given to the API keeps its own index
         return bad.set_axis(bad.index + 2, axis=0) if reads_files() else bad
