@@ -25,7 +25,7 @@ import pandas as pd
 
 from .cbc.summary import R2_MODELS, SIGMA_DEFINITIONS, cbc_summary  # noqa: F401 (public here)
 from .data import io, shape
-from .data.errors import InputError, api_messages
+from .data.errors import api_messages
 from .data.panel import Panel
 from .data.spec import RUN_TABLE_PARAMETERS, RunSpec
 from .results import CMI, Calibration, Heldout, JudgeLS, Reversal
@@ -276,8 +276,7 @@ def cmi_strata(runs, panel: Panel, source="runs"):
         strata = information.read_cmi_strata(runs, panel.tasks, panel.languages, panel.backbones)
         frameworks = len(strata.frameworks)
     if frameworks < 2:
-        raise InputError(source, "one run per task x language x backbone cell",
-                            "repeated runs (frameworks) in every cell for the CMI test")
+        raise shape.one_run_per_cell_error(source, ["information"])
     return strata or information.cmi_strata(runs, panel.tasks, panel.languages, panel.backbones)
 
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -157,6 +158,88 @@ def test_sample_rows_show_only_the_users_columns(my_csv, reader):
         assert problem in text, text
         shown = text.split("offending rows", 1)[1].splitlines()[1]  # the header of the rows
         assert shown.split() == list(runs.columns) and "single" not in text, text
+
+
+def test_the_cmi_test_on_one_run_per_cell_says_what_it_needs_and_how_to_give_it():
+    import polyjudge
+    runs = one_run_per_cell()
+    text = api_error(polyjudge.cmi_test, runs, **MY_COLUMNS)
+    assert text.startswith("runs: one run per task x language x backbone cell: the CMI test")
+    assert "told apart by a column named as the framework (framework='<column>')" in text
+    assert "polyjudge.calibrate" in text  # what runs on one run per cell
+    repeated = pd.concat([runs.assign(seed=seed, pct=runs["pct"] + seed) for seed in (1, 2)])
+    result = polyjudge.cmi_test(repeated, **MY_COLUMNS, framework="seed", permutations=8)
+    assert result.summary["points_per_stratum"] == 3 * 2
+
+
+def test_both_analyses_that_need_repeated_runs_are_named_with_the_list_without_them():
+    from polyjudge.data import shape
+    listed = ["cbc", "information", "reversal", "diagnostics"]
+    with messages_for("workflow"), pytest.raises(InputError) as caught:
+        shape.require_repeated_runs(np.ones((4, 2, 2)), "my_runs.csv", "mine", listed)
+    text = str(caught.value)
+    assert "panel 'mine' lists analyses 'information' (the CMI test" in text
+    assert "and 'diagnostics' (the three-way interaction test" in text
+    assert text.endswith("drop 'information' and 'diagnostics' from the panel's `analyses` "
+                         "(analyses: [cbc, reversal])")
+    shape.require_repeated_runs(np.ones((4, 2, 2)), "my_runs.csv", "mine", ["cbc", "reversal"])
+    shape.require_repeated_runs(np.full((4, 2, 2), 2), "my_runs.csv", "mine", listed)
+
+
+def small_replicates() -> dict:
+    """Settings that make the user's analyses quick (the defaults are the papers')."""
+    return {"heldout": {"replicates": 20}, "decisions": {"replicates": 20},
+            "bands": {"replicates": 100}, "lolo": {"replicates": 20},
+            "rank_intervals": {"replicates": 100}, "reversal": {"permutations": 19},
+            "information": {"permutations": 20, "shards": 2},
+            "ablations": {"task_count": {"replicates": 5}}}
+
+
+@pytest.mark.slow
+def test_information_on_one_run_per_cell_stops_in_ingest_naming_the_users_file(tmp_path):
+    """docs/running.md's example with `information` on a table of one run per cell failed in
+    cmi_null_shard naming results/mine/runs.parquet, with no fix: it now stops in ingest, the
+    first step, naming the user's file, the panel and the fix, and leaves no output; with the
+    analyses the message gives, the run succeeds. Listed again once the runs were ingested, the
+    CMI step says the same."""
+    (tmp_path / "my_data").mkdir()
+    one_run_per_cell().to_csv(tmp_path / "my_data" / "my_runs.csv", index=False)
+    analyses = ["cbc", "bands", "heldout", "decisions", "reversal", "information",
+                "task_count", "lolo"]
+    panel = {"kind": "judge_runs", "runs": "my_runs.csv", "columns": MY_COLUMNS,
+             "score_range": [0, 100], "missing": "error", "analyses": analyses}
+    config = {"data_dir": "my_data", "panels": {"mine": panel},
+              "simulation": {"scenarios": {}}, **small_replicates()}
+
+    def run():
+        (tmp_path / "my.yaml").write_text(yaml.safe_dump(config))
+        result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "-s",
+                                 str(REPO / "Snakefile"), "--configfile", "my.yaml"],
+                                cwd=tmp_path, capture_output=True, text=True)
+        return result, result.stderr[result.stderr.rfind("polyjudge: "):]
+    result, ending = run()
+    assert result.returncode != 0
+    said = ending.splitlines()
+    assert said[1] == "  rule ingest (results/mine/logs/ingest.log):", ending
+    assert said[2] == ("    my_data/my_runs.csv: one run per task x language x backbone cell, "
+                       "and panel 'mine' lists analysis 'information' (the CMI test, which "
+                       "compares a cell's repeated runs across languages)"), ending
+    assert "(columns: {framework: <column>})" in said[3] and "(rule ingest, panel mine)" in ending
+    assert "cmi_null_shard" not in ending and "runs.parquet" not in ending
+    made = [p for p in (tmp_path / "results").rglob("*") if p.is_file() and "logs" not in p.parts]
+    assert not made, made  # no partial output
+    fix = re.search(r"drop 'information' from the panel's `analyses` \(analyses: \[(.*?)\]\)",
+                    said[3])
+    assert fix, said[3]
+    panel["analyses"] = fix.group(1).split(", ")
+    assert panel["analyses"] == [a for a in analyses if a != "information"]
+    result, ending = run()
+    assert result.returncode == 0, result.stderr[-3000:]
+    panel["analyses"] = analyses  # the runs are ingested: the CMI step is the first to see it
+    result, ending = run()
+    assert result.returncode != 0 and "rule cmi_null_shard" in ending, ending
+    assert "my_data/my_runs.csv: one run per task x language x backbone cell" in ending
+    assert "results/mine/runs.parquet" not in ending
 
 
 def test_decimal_commas_get_their_own_fix():
