@@ -200,7 +200,8 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
     """
     checked, panel = RunSpec.from_kwargs(**locals()).prepare(runs)
     shape.require_two_way(panel, source, "held-out rank consistency")
-    data = ({"runs": _module("analyses.baselines").run_items(checked, panel, verdict_threshold)}
+    data = ({"runs": _module("analyses.baselines").run_items(checked, panel, verdict_threshold,
+                                                             score_range)}
             if run_verdicts else {})
     if requirements is not None:
         table = io.rename_columns(requirements, {"task": task, "language": language,

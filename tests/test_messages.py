@@ -1,7 +1,9 @@
 """Messages a new user met: each reproduces what the user gave, checks that the message
 names the user's own column or key, and applies the fix it offers, which must then work. The
 workflow runs of the column typo and the percent scores, which also check that a failed run ends
-with the rule's message, are in tests/test_workflow.py (bad input)."""
+with the rule's message, are in tests/test_workflow.py (bad input); a table of one run per cell
+through the workflow (the CMI test refused in ingest, the held-out and task-count logs) is
+tests/test_own_data_run.py."""
 import re
 import shutil
 import subprocess
@@ -96,9 +98,10 @@ MY_COLUMNS = {"task": "prompt_id", "language": "lang", "backbone": "judge_model"
 
 
 def one_run_per_cell(n_tasks=12) -> pd.DataFrame:
-    """A new user's table: 12 tasks x 3 languages x 3 judges, one run per cell, scores 0-100,
-    the columns prompt_id, lang, judge_model, pct and no framework column."""
-    rows = [(f"p{t:02d}", lang, judge, float((37 * t + 11 * i + 5 * j) % 101))
+    """A new user's table: 12 tasks x 3 languages x 3 judges, one run per cell, ratings 0-100
+    (none 100), the columns prompt_id, lang, judge_model, pct and no framework column."""
+    scores = np.random.default_rng(0).uniform(0, 99.9, (n_tasks, 3, 3)).round(1)
+    rows = [(f"p{t:02d}", lang, judge, float(scores[t, i, j]))
             for t in range(n_tasks) for i, lang in enumerate(["en", "de", "fr"])
             for j, judge in enumerate(["gpt", "claude", "llama"])]
     return pd.DataFrame(rows, columns=list(MY_COLUMNS.values()))
@@ -186,60 +189,27 @@ def test_both_analyses_that_need_repeated_runs_are_named_with_the_list_without_t
     shape.require_repeated_runs(np.full((4, 2, 2), 2), "my_runs.csv", "mine", listed)
 
 
-def small_replicates() -> dict:
-    """Settings that make the user's analyses quick (the defaults are the papers')."""
-    return {"heldout": {"replicates": 20}, "decisions": {"replicates": 20},
-            "bands": {"replicates": 100}, "lolo": {"replicates": 20},
-            "rank_intervals": {"replicates": 100}, "reversal": {"permutations": 19},
-            "information": {"permutations": 20, "shards": 2},
-            "ablations": {"task_count": {"replicates": 5}}}
-
-
-@pytest.mark.slow
-def test_information_on_one_run_per_cell_stops_in_ingest_naming_the_users_file(tmp_path):
-    """docs/running.md's example with `information` on a table of one run per cell failed in
-    cmi_null_shard naming results/mine/runs.parquet, with no fix: it now stops in ingest, the
-    first step, naming the user's file, the panel and the fix, and leaves no output; with the
-    analyses the message gives, the run succeeds. Listed again once the runs were ingested, the
-    CMI step says the same."""
-    (tmp_path / "my_data").mkdir()
-    one_run_per_cell().to_csv(tmp_path / "my_data" / "my_runs.csv", index=False)
-    analyses = ["cbc", "bands", "heldout", "decisions", "reversal", "information",
-                "task_count", "lolo"]
-    panel = {"kind": "judge_runs", "runs": "my_runs.csv", "columns": MY_COLUMNS,
-             "score_range": [0, 100], "missing": "error", "analyses": analyses}
-    config = {"data_dir": "my_data", "panels": {"mine": panel},
-              "simulation": {"scenarios": {}}, **small_replicates()}
-
-    def run():
-        (tmp_path / "my.yaml").write_text(yaml.safe_dump(config))
-        result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "-s",
-                                 str(REPO / "Snakefile"), "--configfile", "my.yaml"],
-                                cwd=tmp_path, capture_output=True, text=True)
-        return result, result.stderr[result.stderr.rfind("polyjudge: "):]
-    result, ending = run()
-    assert result.returncode != 0
-    said = ending.splitlines()
-    assert said[1] == "  rule ingest (results/mine/logs/ingest.log):", ending
-    assert said[2] == ("    my_data/my_runs.csv: one run per task x language x backbone cell, "
-                       "and panel 'mine' lists analysis 'information' (the CMI test, which "
-                       "compares a cell's repeated runs across languages)"), ending
-    assert "(columns: {framework: <column>})" in said[3] and "(rule ingest, panel mine)" in ending
-    assert "cmi_null_shard" not in ending and "runs.parquet" not in ending
-    made = [p for p in (tmp_path / "results").rglob("*") if p.is_file() and "logs" not in p.parts]
-    assert not made, made  # no partial output
-    fix = re.search(r"drop 'information' from the panel's `analyses` \(analyses: \[(.*?)\]\)",
-                    said[3])
-    assert fix, said[3]
-    panel["analyses"] = fix.group(1).split(", ")
-    assert panel["analyses"] == [a for a in analyses if a != "information"]
-    result, ending = run()
-    assert result.returncode == 0, result.stderr[-3000:]
-    panel["analyses"] = analyses  # the runs are ingested: the CMI step is the first to see it
-    result, ending = run()
-    assert result.returncode != 0 and "rule cmi_null_shard" in ending, ending
-    assert "my_data/my_runs.csv: one run per task x language x backbone cell" in ending
-    assert "results/mine/runs.parquet" not in ending
+@pytest.mark.parametrize("score_range", [(0, 100), None])
+def test_dawid_skene_says_once_why_not_with_a_threshold_of_the_panels_scale(caplog,
+                                                                           score_range):
+    """heldout logged a method that cannot run three times (every replicate pass, the full fit,
+    the summary) and offered "e.g. 10 on 1-10" whatever the scale."""
+    import polyjudge
+    runs = one_run_per_cell()
+    with caplog.at_level("WARNING", logger="polyjudge.analyses.heldout"):
+        held = polyjudge.heldout(runs, **MY_COLUMNS, score_range=score_range, replicates=20)
+    for method in ("Dawid-Skene", "Dawid-Skene (requirement)"):
+        said = [r.getMessage() for r in caplog.records if f"{method}:" in r.getMessage()]
+        assert len(said) == 1, said
+    reason = held.tau.set_index("method").loc["Dawid-Skene", "reason"]
+    assert "1-10" not in reason and ("[0, 100]" in reason) == (score_range is not None)
+    threshold = float(re.search(r"e\.g\. verdict_threshold=(\S+) \(", reason).group(1))
+    if score_range is not None:
+        assert threshold == 50  # the middle of the scale splits these ratings
+    fixed = polyjudge.heldout(runs, **MY_COLUMNS, score_range=score_range, replicates=20,
+                              verdict_threshold=threshold, methods=["CBC", "Dawid-Skene"])
+    row = fixed.tau.set_index("method").loc["Dawid-Skene"]
+    assert row["n_replicates"] > 0 and row["reason"] == ""
 
 
 def test_decimal_commas_get_their_own_fix():
