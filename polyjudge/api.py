@@ -25,7 +25,7 @@ import pandas as pd
 
 from .cbc.summary import R2_MODELS, SIGMA_DEFINITIONS, cbc_summary  # noqa: F401 (public here)
 from .data import io, shape
-from .data.errors import InputError, api_messages
+from .data.errors import api_messages
 from .data.panel import Panel
 from .data.spec import RUN_TABLE_PARAMETERS, RunSpec
 from .results import CMI, Calibration, Heldout, JudgeLS, Reversal
@@ -200,7 +200,8 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
     """
     checked, panel = RunSpec.from_kwargs(**locals()).prepare(runs)
     shape.require_two_way(panel, source, "held-out rank consistency")
-    data = ({"runs": _module("analyses.baselines").run_items(checked, panel, verdict_threshold)}
+    data = ({"runs": _module("analyses.baselines").run_items(checked, panel, verdict_threshold,
+                                                             score_range)}
             if run_verdicts else {})
     if requirements is not None:
         table = io.rename_columns(requirements, {"task": task, "language": language,
@@ -276,8 +277,7 @@ def cmi_strata(runs, panel: Panel, source="runs"):
         strata = information.read_cmi_strata(runs, panel.tasks, panel.languages, panel.backbones)
         frameworks = len(strata.frameworks)
     if frameworks < 2:
-        raise InputError(source, "one run per task x language x backbone cell",
-                            "repeated runs (frameworks) in every cell for the CMI test")
+        raise shape.one_run_per_cell_error(source, ["information"])
     return strata or information.cmi_strata(runs, panel.tasks, panel.languages, panel.backbones)
 
 

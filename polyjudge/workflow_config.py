@@ -6,8 +6,9 @@ from the defaults, then each panel from ``panel_defaults`` and its stage's defau
 :func:`problems` lists everything that would stop a run, each as the line the user reads:
 unknown keys, the schema, panel settings, analyses a panel cannot run, ``calibrator:`` and
 ``extends:`` links, collections (endpoints, conditions, tie probes, item tables) and stop
-targets. :func:`check` raises one error listing them all, or returns the panels' stop targets.
-rules/common.smk calls :func:`complete` and :func:`check` once; nothing here needs Snakemake.
+targets. :func:`check` raises one :class:`ConfigError` listing them all, or returns the panels'
+stop targets. rules/common.smk calls :func:`complete` and :func:`check` once (and prints a
+ConfigError's message alone); nothing here needs Snakemake.
 """
 from __future__ import annotations
 
@@ -40,6 +41,11 @@ ANALYSES = ("the config asks for analyses these panels cannot run:",
             "  remove them from the panels' `analyses` lists")
 LINKS = ("the config's panels cannot apply or extend as asked (nothing was run):", None)
 COLLECTIONS = ("collections:", None)
+
+
+class ConfigError(ValueError):
+    """A config no run can use: the message lists every problem, each with its fix. The
+    workflow prints it alone (no traceback: the user's config is at fault, not the code)."""
 
 
 def _mappings(value) -> dict:
@@ -271,11 +277,11 @@ def problems(config: dict, data_dir, schema: dict) -> list[str]:
 
 
 def check(config: dict, data_dir, schema: dict) -> dict[str, StopTarget]:
-    """Raise one ValueError listing every problem of the completed ``config`` (each kind under
-    its own heading), before any job; else return the stop target of each panel collected in
-    rounds (panel name -> :class:`StopTarget`)."""
+    """Raise one :class:`ConfigError` listing every problem of the completed ``config`` (each
+    kind under its own heading), before any job; else return the stop target of each panel
+    collected in rounds (panel name -> :class:`StopTarget`)."""
     found = sections(config, data_dir, schema)
     if found:
-        raise ValueError("\n".join("\n".join([head, *lines] + ([tail] if tail else []))
+        raise ConfigError("\n".join("\n".join([head, *lines] + ([tail] if tail else []))
                                    for (head, tail), lines in found))
     return {name: stop_target(config["panels"][name]) for name in stopped_panels(config["panels"])}

@@ -1,8 +1,9 @@
 # Input functions, target lists and wildcard constraints shared by every stage.
+import sys
 from pathlib import Path
 
 from polyjudge.data.yamlfile import read_yaml
-from polyjudge.workflow_config import TENSOR_KINDS, check, complete
+from polyjudge.workflow_config import TENSOR_KINDS, ConfigError, check, complete
 
 
 def workflow_yaml(relative):
@@ -20,6 +21,16 @@ def find_data_dir(value):
     return beside
 
 
+def checked(config, data_dir, schema):
+    """polyjudge.workflow_config.check; a config no run can use prints its message alone and
+    exits 1 (raised, Snakemake would frame it as "ValueError in file rules/common.smk" with
+    traceback lines, as if the workflow were at fault, not the user's config)."""
+    try:
+        return check(config, data_dir, schema)
+    except ConfigError as error:
+        sys.exit(str(error))
+
+
 # The Snakefile has no `configfile:`, so `config` is what the user gave (--configfile, --config):
 # config/config.yaml fills every setting left out, except collections such as `panels`, which the
 # user's replace (polyjudge.workflow_config.complete). The same wherever snakemake runs from.
@@ -27,7 +38,7 @@ config.update(complete(config, workflow_yaml("../config/config.yaml")))
 DATA_DIR = find_data_dir(config["data_dir"])
 # Every problem (unknown keys, the schema, analyses, links, collections, stop targets) stops the
 # run here, in one message, before any job; else the stop target of each collection in rounds.
-STOP_TARGETS = check(
+STOP_TARGETS = checked(
     config, DATA_DIR, workflow_yaml("../config/schema/config.schema.yaml")
 )
 PANELS = config["panels"]

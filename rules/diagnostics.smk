@@ -26,5 +26,6 @@ rule three_way:
     params:
         panel=panel_config,
         alpha=config["diagnostics"]["alpha"],
+        source=runs_source,
     script:
         "../workflow_scripts/three_way.py"

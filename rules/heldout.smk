@@ -24,9 +24,10 @@ rule heldout:
         runtime=scaled(30, 10),
     params:
         settings=config["heldout"],
-        methods=lambda wc: PANELS[wc.panel]["heldout_methods"]
-        or config["heldout"]["methods"],
+        methods=heldout_methods,
+        left_out=heldout_left_out,
         verdict_threshold=lambda wc: PANELS[wc.panel]["verdict_threshold"],
+        score_range=lambda wc: PANELS[wc.panel]["score_range"],
     script:
         "../workflow_scripts/heldout.py"
 

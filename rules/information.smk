@@ -26,6 +26,7 @@ rule cmi_null_shard:
         runtime=scaled(20, NULL_MINUTES_PER_MILLION_RUNS, of=["runs"]),
     params:
         settings=config["information"],
+        source=runs_source,
     script:
         "../workflow_scripts/cmi_null_shard.py"
 

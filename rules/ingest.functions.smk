@@ -1,6 +1,6 @@
 # Input functions and settings of ingest.smk (Snakemake's linter keeps functions out of
 # files with rules); ingest.smk includes this file first.
-from polyjudge.data.sources import source_inputs
+from polyjudge.data.sources import describe, source_inputs
 
 
 def source_input(value):
@@ -48,6 +48,20 @@ def ingest_inputs(wildcards):
     raise ValueError(
         f"panel '{wildcards.panel}' has kind '{kind}', which has no score tensor"
     )
+
+
+def runs_source(wildcards):
+    """The table a panel's runs come from, as ingest's messages name it (the user's file, or
+    the source of many files), for later steps' messages about the data: a user changes that
+    file, not results/{panel}/runs.parquet."""
+    panel = PANELS[wildcards.panel]
+    inputs = ingest_inputs(wildcards)
+    name = "runs" if "runs" in inputs else next(iter(inputs))
+    if isinstance(inputs[name], str):
+        return str(inputs[name])
+    if panel["kind"] == "judge_runs":
+        return describe(panel[name])
+    return ", ".join(str(path) for path in inputs[name])
 
 
 def truth_input(wildcards):

@@ -3,6 +3,7 @@ any depth of a config is named with the key meant, and every command written in 
 docstring or doc parses as meant. The mistakes in a user's tables are tests/test_first_hour.py."""
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,41 @@ def test_every_schema_key_misspelt_is_named_with_the_key_meant():
                 f"unknown key '{typo}' at {where}: did you mean '{key}'?" in lines[1]):
             wrong.append((where, lines))
     assert not wrong, wrong[:5]
+
+
+@pytest.mark.slow
+def test_a_typo_in_a_users_config_stops_the_run_with_the_message_alone(tmp_path):
+    """Snakemake framed the message as "ValueError in file .../rules/common.smk, line 30" and
+    traceback lines, as if the workflow were at fault: the user now reads the message alone,
+    and the key it offers runs."""
+    import yaml
+    (tmp_path / "my_data").mkdir()
+    (tmp_path / "my_data" / "my_runs.csv").write_text(
+        "prompt_id,lang,judge_model,pct\n" + "".join(
+            f"p{t},{lang},{judge},{(7 * t + 3 * i + j) % 100}\n" for t in range(4)
+            for i, lang in enumerate(["en", "de"]) for j, judge in enumerate(["a", "b"])))
+    panel = {"kind": "judge_runs", "runs": "my_runs.csv", "score_rnage": [0, 100],
+             "columns": {"task": "prompt_id", "language": "lang", "backbone": "judge_model",
+                         "score": "pct"}, "analyses": ["cbc"]}
+    config = {"data_dir": "my_data", "panels": {"mine": panel},
+              "simulation": {"scenarios": {}}}
+
+    def dry_run():
+        (tmp_path / "my.yaml").write_text(yaml.safe_dump(config))
+        return subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "2", "-s",
+                               str(REPO / "Snakefile"), "--configfile", "my.yaml"],
+                              cwd=tmp_path, capture_output=True, text=True)
+    result = dry_run()
+    out = result.stdout + result.stderr
+    assert result.returncode == 1, out
+    found = re.search(r"unknown key 'score_rnage' at panels\.mine\.score_rnage: did you mean "
+                      r"'(\w+)'\?", out)
+    assert found and found.group(1) == "score_range", out
+    assert "Error in file" not in out and "Traceback" not in out and "common.smk" not in out
+    assert not re.search(r'^\s*File "', out, re.M), out  # no traceback line
+    panel[found.group(1)] = panel.pop("score_rnage")  # the key the message offers
+    fixed = dry_run()
+    assert fixed.returncode == 0, fixed.stdout[-2000:] + fixed.stderr[-2000:]
 
 
 # --- item 4: every command written in a config, docstring or doc parses as meant ---------------

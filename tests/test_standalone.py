@@ -89,7 +89,7 @@ def test_own_panels_in_their_own_folder_leave_the_reproduction_as_it_was(readme_
     panels = {p.name for p in (project / "results").iterdir() if p.is_dir()} - {"logs",
                                                                                  "benchmarks"}
     assert panels == {"mine"}
-    assert "panels: mine (8 analyses)" in result.stderr and "figures:" in result.stderr
+    assert "panels: mine (7 analyses)" in result.stderr and "figures:" in result.stderr
     page = (project / "results" / "index.html").read_text()
     data = json.loads(re.search(r'<script type="application/json" id="page-data">(.*?)</script>',
                                 page, flags=re.S).group(1))

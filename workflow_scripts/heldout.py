@@ -16,16 +16,19 @@ def main(smk):
     # Dawid-Skene's run verdicts where the panel has a run table (its scores are pass rates),
     # read in batches (only codes and verdicts are kept: bounded at 10^7 runs); none for
     # preference margins
-    runs = (streamed_run_items(smk.input.runs, panel, smk.params.verdict_threshold)
+    runs = (streamed_run_items(smk.input.runs, panel, smk.params.verdict_threshold,
+                               score_range=smk.params.score_range)
             if "runs" in smk.input.keys() else None)
     requirements = (requirement_items(io.with_single_framework(
         io.read_table(smk.input.requirements)), panel)
         if "requirements" in smk.input.keys() else None)
-    tau, replicates, paired, skipped = heldout_tables(
+    if smk.params.left_out:  # of `heldout.methods`: said once, not run, no row in tau.csv
+        log.info("not run on this panel, which has no requirement table (requirement-level "
+                 "verdicts): %s", ", ".join(smk.params.left_out))
+    # a method that cannot run is logged once, with its reason (also in tau.csv's reason column)
+    tau, replicates, paired, _ = heldout_tables(
         panel, smk.params.methods, settings["replicates"], settings["seed"],
         settings["reference"], runs=runs, requirements=requirements)
-    if skipped:  # each with its reason (logged, and in tau.csv's reason column)
-        log.warning("methods skipped (the panel lacks the data they need): %s", sorted(skipped))
     log.info("\n%s", tau.to_string(index=False))
     write_csv(tau, smk.output.tau)
     write_parquet(replicates, smk.output.replicates)

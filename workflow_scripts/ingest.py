@@ -16,7 +16,7 @@ import pandas as pd
 
 from polyjudge.analyses import extension
 from polyjudge.cbc import estimator
-from polyjudge.data import io, sources, streaming
+from polyjudge.data import io, shape, sources, streaming
 from polyjudge.data.checksums import input_files
 from polyjudge.data.errors import InputError
 from polyjudge.judges.diagnosis import missing_scores_note
@@ -110,7 +110,7 @@ def main(smk):
         runs, source, languages, backbones = extended_runs(panel, inputs)
         stats = streaming.scan_runs(lambda: [runs], source, **checks)
     elif panel["kind"] != "preference_margins" and set(inputs) == {"runs"}:
-        value, files, _ = source_of(panel, inputs, "runs")
+        value, files, source = source_of(panel, inputs, "runs")
         stats = sources.scan_source(value, files, panel.get("columns") or {}, **checks)
     else:
         runs, source = runs_in_memory(panel, inputs)
@@ -118,6 +118,11 @@ def main(smk):
     try:
         tensor = stats.panel(languages, backbones,
                              allow_missing_cells=panel["missing"] == "omit")
+        # the CMI test and the three-way diagnostic need repeated runs: said here, naming the
+        # user's table, not by their own jobs (the panel's analyses are read from the config,
+        # not a param: adding one does not rerun the ingest)
+        shape.require_repeated_runs(tensor.n_runs, source, smk.wildcards.panel,
+                                    smk.config["panels"][smk.wildcards.panel]["analyses"])
     except InputError:
         Path(smk.output.runs).unlink(missing_ok=True)  # no partial output
         raise

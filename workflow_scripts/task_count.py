@@ -1,7 +1,7 @@
 """Task-count ablation: held-out tau and beta error against the number of tasks."""
 import logging
 
-from polyjudge.analyses.ablations import task_count_ablation
+from polyjudge.analyses.ablations import panel_task_counts, task_count_ablation
 from polyjudge.data import io
 from polyjudge.scripting import run_step, write_csv
 
@@ -11,11 +11,9 @@ log = logging.getLogger("polyjudge.task_count")
 def main(smk):
     panel = io.read_panel(smk.input.tensor)
     settings = smk.params.settings
-    n_values = [n for n in settings["n_values"] if n <= len(panel.tasks)]
-    skipped = sorted(set(settings["n_values"]) - set(n_values))
+    n_values, skipped = panel_task_counts(settings["n_values"], len(panel.tasks))
     if skipped:
-        log.warning("n values %s exceed the panel's %d tasks and are skipped", skipped,
-                    len(panel.tasks))
+        log.warning(skipped)
     beta_true = None
     if "beta_true" in smk.input.keys():
         truth = io.read_table(smk.input.beta_true)

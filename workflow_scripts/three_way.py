@@ -2,6 +2,7 @@
 import logging
 
 from polyjudge.analyses.diagnostics import replicate_array, three_way_anova
+from polyjudge.data import shape
 from polyjudge.scripting import run_step, write_json
 
 log = logging.getLogger("polyjudge.three_way")
@@ -11,6 +12,10 @@ def main(smk):
     panel = smk.params.panel
     array = replicate_array(smk.input.runs, panel.get("languages"), panel.get("backbones"),
                             smk.input.runs)  # read in batches into the array
+    # ingest says so first; here when the runs were ingested before the panel listed the test
+    # (the array is balanced: one framework is one run per cell)
+    shape.require_repeated_runs([len(array.frameworks)], smk.params.source, smk.wildcards.panel,
+                                smk.config["panels"][smk.wildcards.panel]["analyses"])
     result = three_way_anova(array.values, smk.params.alpha)
     log.info("\n%s", result.table.to_string(index=False))
     write_json(result.to_dict(), smk.output.summary)

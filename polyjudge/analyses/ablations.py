@@ -28,6 +28,7 @@ from ..cbc.bootstrap import (
 )
 from ..cbc.estimator import double_center, finite_sample_radius
 from ..data import io
+from ..data.errors import InputError
 from ..data.panel import Panel, nanmean
 
 DEFAULT_REQUIREMENT_GROUPS = {"operational": ("Data Loading", "Training"),
@@ -75,6 +76,32 @@ def _subset_bootstrap(n_tasks: int, subset_size: int, n_replicates: int,
     member = np.zeros((n_replicates, n_tasks), dtype=bool)
     np.put_along_axis(member, subsets, True, axis=1)
     return TaskBootstrap(counts=counts, oob=member & (counts == 0))
+
+
+N_VALUES = "`ablations.task_count.n_values`"  # the setting, in messages (it is not per panel)
+
+
+def panel_task_counts(n_values, n_tasks: int) -> tuple[list[int], str | None]:
+    """The task counts of :data:`N_VALUES` a panel of ``n_tasks`` tasks can draw (at most its
+    tasks) and what to say of the others (None: every one kept); when none is kept it stops,
+    naming the setting and task counts that fit (the defaults are sized for DevAI's 55 tasks)."""
+    kept = [int(n) for n in n_values if n <= n_tasks]
+    skipped = sorted({int(n) for n in n_values} - set(kept))
+    if not skipped:
+        return kept, None
+    if n_tasks < 3:  # the schema's smallest task count
+        raise InputError(f"{N_VALUES} {list(n_values)}", f"the panel has only {n_tasks} task(s)",
+                         "at least 3 tasks for the task-count ablation: drop 'task_count' from "
+                         "the panel's `analyses`")
+    fit = sorted({max(3, round(n_tasks * share)) for share in (0.25, 0.5, 0.75, 1.0)})
+    fix = (f"to draw the curve on this panel, set {N_VALUES} in your config to task counts "
+           f"from 3 to {n_tasks}, e.g. ablations: {{task_count: {{n_values: {fit}}}}}")
+    if not kept:
+        raise InputError(f"{N_VALUES} {list(n_values)}", f"every value is more than the "
+                         f"panel's {n_tasks} tasks", fix)
+    return kept, (f"the panel has only {n_tasks} tasks: the n values {skipped} of {N_VALUES} "
+                  f"{list(n_values)} are more than that and are skipped (the curve has n = "
+                  f"{kept}); {fix}")
 
 
 def task_count_ablation(panel: Panel, n_values=(10, 20, 30, 40, 55), n_replicates: int = 100,

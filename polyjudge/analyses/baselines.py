@@ -26,6 +26,7 @@ import scipy.special
 
 from ..cbc.bootstrap import TaskBootstrap, weighted_cell_means
 from ..cbc.estimator import double_center, double_center_weighted
+from ..data.errors import say
 from ..data.panel import Panel
 # the verdict builders are re-exported: method authors and the held-out step find them here
 from .binary_verdicts import (  # noqa: F401
@@ -304,8 +305,37 @@ def dawid_skene_runs(ctx: HeldoutContext) -> np.ndarray:
         raise MethodUnavailable(
             f"every run is a {'pass' if verdicts[0] else 'fail'}: a run passes when its score "
             f"reaches the verdict threshold {ctx.runs.threshold:g}, and Dawid-Skene needs both; "
-            "set the panel's `verdict_threshold` to a score of its scale (e.g. 10 on 1-10)")
+            + threshold_fix(ctx.panel.values, ctx.runs.scale))
     return dawid_skene_scores(ctx.runs, ctx.bootstrap)
+
+
+def splitting_threshold(values: np.ndarray, scale=None) -> float | None:
+    """A verdict threshold some runs reach and others do not: the middle of the scale if it
+    lies between the lowest and the highest task score, else their median; None if neither
+    does (a task score reaching it means one of its runs does, one below it one that does not)."""
+    scores = np.asarray(values, dtype=float)
+    scores = scores[np.isfinite(scores)]
+    if not len(scores):
+        return None
+    middle = [(scale[0] + scale[1]) / 2] if scale is not None else []
+    median = float(np.median(scores))
+    for threshold in middle + [float(f"{median:.3g}"), median]:
+        if scores.min() < threshold <= scores.max():
+            return threshold
+    return None
+
+
+def threshold_fix(values: np.ndarray, scale=None) -> str:
+    """The fix of a Dawid-Skene threshold that every run passes or fails: a score of the
+    panel's own scale (``scale``: its score_range) that splits its runs."""
+    on = f" [{scale[0]:g}, {scale[1]:g}]" if scale is not None else ""
+    fix = (f"set {say('verdict_threshold')} to a score on the panel's scale{on} that some runs "
+           "reach and others do not")
+    threshold = splitting_threshold(values, scale)
+    if threshold is not None:
+        fix += f", e.g. {say('verdict_threshold example', f'{threshold:g}')}"
+    return (fix + " (the default 100 is DevAI's protocol: a run that satisfies every requirement, "
+            "on its 0-100 pass-rate scale)")
 
 
 def dawid_skene_requirements(ctx: HeldoutContext) -> np.ndarray:

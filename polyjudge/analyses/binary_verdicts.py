@@ -15,6 +15,10 @@ import pandas as pd
 
 from ..data.panel import Panel
 
+# Held-out methods whose items are requirement verdicts: a panel without a requirement table
+# cannot run them (the workflow leaves them out of `heldout.methods` for such a panel).
+REQUIREMENT_METHODS = ("Dawid-Skene (requirement)",)
+
 
 class MethodUnavailable(Exception):
     """A method cannot run on this panel (for example Dawid-Skene without binary verdicts)."""
@@ -31,6 +35,7 @@ class BinaryItems:
     labels: np.ndarray
     task: np.ndarray
     threshold: float | None = None  # run verdicts: a run passes when its score reaches it
+    scale: tuple | None = None  # run verdicts: the panel's score_range (None: unbounded)
 
 
 def _binary_items(frame: pd.DataFrame, panel: Panel, item_keys: list[str], label: np.ndarray,
@@ -59,16 +64,22 @@ def _binary_items(frame: pd.DataFrame, panel: Panel, item_keys: list[str], label
     return BinaryItems(labels=labels.reshape(n_items, k, m), task=task)
 
 
-def run_items(runs: pd.DataFrame, panel: Panel, threshold: float = 100.0) -> BinaryItems:
+def _scale(score_range) -> tuple | None:
+    return None if score_range is None else tuple(float(x) for x in score_range)
+
+
+def run_items(runs: pd.DataFrame, panel: Panel, threshold: float = 100.0,
+              score_range=None) -> BinaryItems:
     """Run-level items ``(task, framework)`` with the verdict ``score >= threshold`` (the
-    protocol: 100, a run that passes every requirement, on a 0-100 pass-rate scale)."""
+    protocol: 100, a run that passes every requirement, on a 0-100 pass-rate scale);
+    ``score_range``: the panel's scale, which a message about the threshold names."""
     label = (runs["score"].to_numpy(float) >= threshold - 1e-9).astype(float)
     items = _binary_items(runs, panel, ["framework"], label, "run table")
-    return BinaryItems(items.labels, items.task, float(threshold))
+    return BinaryItems(items.labels, items.task, float(threshold), _scale(score_range))
 
 
 def streamed_run_items(path, panel: Panel, threshold: float = 100.0,
-                       batch_rows: int | None = None) -> BinaryItems:
+                       batch_rows: int | None = None, score_range=None) -> BinaryItems:
     """:func:`run_items` of a run table file (standard columns, a framework column: the
     ingested ``runs.parquet``), read in batches: per run only its task,
     annotator and framework codes and its verdict are kept (13 bytes), never the table.
@@ -108,7 +119,7 @@ def streamed_run_items(path, panel: Panel, threshold: float = 100.0,
     labels = np.full(len(keys) * k * m, np.nan)
     labels[flat] = label
     return BinaryItems(labels=labels.reshape(len(keys), k, m), task=keys // max(len(rank), 1),
-                       threshold=float(threshold))
+                       threshold=float(threshold), scale=_scale(score_range))
 
 
 def requirement_items(requirements: pd.DataFrame, panel: Panel) -> BinaryItems:

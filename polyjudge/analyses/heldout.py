@@ -70,17 +70,19 @@ def _check_panel(panel: Panel) -> None:
                          f"the panel is {n} x {k} x {m}")
 
 
-def _method_taus(ctx: HeldoutContext, methods: dict, reasons: dict | None = None
-                 ) -> dict[str, np.ndarray]:
-    """Per-replicate tau of every method that can run; unavailable ones are logged and skipped
-    (their reason stored in ``reasons`` when given)."""
+def _method_taus(ctx: HeldoutContext, methods: dict, reasons: dict | None = None,
+                 log_skipped: bool = True) -> dict[str, np.ndarray]:
+    """Per-replicate tau of every method that can run; unavailable ones are skipped, logged
+    (unless ``log_skipped`` is False: the caller says it once) and their reason stored in
+    ``reasons`` when given."""
     taus = {}
     expected = ctx.M_ev.shape
     for name, method in methods.items():
         try:
             matrix = method(ctx)
         except MethodUnavailable as reason:
-            log.warning("skipping method %s: %s", name, reason)
+            if log_skipped:
+                log.warning("skipping method %s: %s", name, reason)
             if reasons is not None:
                 reasons[name] = f"not run: {reason}"
             continue
@@ -100,14 +102,15 @@ def _per_replicate(panel: Panel, *items) -> int:
 
 
 def heldout_replicates(panel: Panel, methods=None, n_replicates: int = 1000, seed: int = 7,
-                       runs=None, requirements=None, chunk_size: int | None = None
-                       ) -> pd.DataFrame:
+                       runs=None, requirements=None, chunk_size: int | None = None,
+                       log_skipped: bool = True) -> pd.DataFrame:
     """Held-out tau of every method in every bootstrap replicate: columns replicate, method, tau.
 
     ``methods``: None (all of :data:`METHODS`), a list of registered names, or a name ->
     function mapping. ``runs`` / ``requirements``: the standard run / requirement tables (or
     :class:`BinaryItems`) for the Dawid-Skene methods; without them those methods are skipped
-    with a logged reason. The bootstrap stream is the protocol's (``default_rng(seed)``, random
+    with a logged reason (logged once; not at all with ``log_skipped`` False, for a caller
+    that says it). The bootstrap stream is the protocol's (``default_rng(seed)``, random
     control permutations interleaved), so replicate r is the same draw whichever methods run.
     ``tau`` is NaN in a replicate where no language pair is defined (e.g. all rows constant).
 
@@ -125,7 +128,7 @@ def heldout_replicates(panel: Panel, methods=None, n_replicates: int = 1000, see
     active, parts = _methods(methods), {}
     for bootstrap in task_bootstrap_chunks(n, n_replicates, rng, chunk_size, (k, m)):
         ctx = HeldoutContext.build(panel, bootstrap, rng, runs=runs, requirements=requirements)
-        for name, tau in _method_taus(ctx, active).items():
+        for name, tau in _method_taus(ctx, active, log_skipped=log_skipped).items():
             parts.setdefault(name, []).append(tau)
         active = {name: active[name] for name in parts}  # an unavailable method is logged once
     taus = {name: np.concatenate(chunks) for name, chunks in parts.items()}
@@ -137,9 +140,10 @@ def heldout_replicates(panel: Panel, methods=None, n_replicates: int = 1000, see
 
 
 def full_fit_tau(panel: Panel, methods=None, seed: int = 7, runs=None,
-                 requirements=None) -> pd.DataFrame:
+                 requirements=None, log_skipped: bool = True) -> pd.DataFrame:
     """In-sample tau (columns method, full_fit, reason): every task is both training and
-    evaluation. A method that cannot run on the panel has a row with its reason (else "").
+    evaluation. A method that cannot run on the panel has a row with its reason (else ""),
+    also logged unless ``log_skipped`` is False.
 
     A sanity check, not a generalisation estimate (published: Raw 0.629, CBC 1.000).
     """
@@ -148,7 +152,7 @@ def full_fit_tau(panel: Panel, methods=None, seed: int = 7, runs=None,
                                runs=_items(runs, run_items, panel),
                                requirements=_items(requirements, requirement_items, panel))
     active, reasons = _methods(methods), {}
-    taus = _method_taus(ctx, active, reasons)
+    taus = _method_taus(ctx, active, reasons, log_skipped)
     return pd.DataFrame({"method": list(active),
                          "full_fit": [float(taus[name][0]) if name in taus else np.nan
                                       for name in active],
@@ -159,11 +163,12 @@ def heldout_tables(panel: Panel, methods=None, n_replicates: int = 1000, seed: i
                    reference: str = "CBC", runs=None, requirements=None):
     """The held-out step on a panel: (tau summary, replicates, paired comparison, skipped
     methods) from :func:`heldout_replicates`, :func:`full_fit_tau`, :func:`summarise_tau` and
-    :func:`paired_comparison`."""
+    :func:`paired_comparison`. A method without a value is logged once, by the summary."""
     runs = _items(runs, run_items, panel)
     requirements = _items(requirements, requirement_items, panel)
-    table = heldout_replicates(panel, methods, n_replicates, seed, runs, requirements)
-    full_fit = full_fit_tau(panel, methods, seed, runs, requirements)
+    table = heldout_replicates(panel, methods, n_replicates, seed, runs, requirements,
+                               log_skipped=False)
+    full_fit = full_fit_tau(panel, methods, seed, runs, requirements, log_skipped=False)
     skipped = tuple(full_fit.loc[full_fit["reason"] != "", "method"])
     return (summarise_tau(table, full_fit, panel), table, paired_comparison(table, reference),
             skipped)

@@ -22,6 +22,15 @@ def user_names(mapping: dict | None) -> dict:
     return {std: user for std, user in (mapping or {}).items() if user != std}
 
 
+def user_rows(rows, mapping: dict | None):
+    """Offending rows shown under the file's own column names (``mapping``: standard -> the
+    user's); a name the rows already have is left as it is."""
+    if rows is None or not mapping:
+        return rows
+    return rows.rename(columns={std: user for std, user in user_names(mapping).items()
+                                if user not in rows.columns})
+
+
 def file_columns(columns, mapping: dict | None) -> list[str]:
     """The file's own column names, from the columns after renaming."""
     named = user_names(mapping)
@@ -47,7 +56,7 @@ def missing_columns_error(source, absent: list[str], columns, required: list[str
         near = did_you_mean(user or standard, free)
         fix = say("column fix", standard, near or "<column>")
         if user:
-            fixes.append(f"your '{user}' is not a column of the file: " + (
+            fixes.append(f"your '{user}' is not a column of {say('table')}: " + (
                 f"did you mean '{near}'? ({fix})" if near else f"name one of its columns ({fix})"))
         else:
             fixes.append(f"no column '{standard}': " + (
@@ -87,7 +96,5 @@ def non_numeric_error(source, n: int, rows, score_range, mapping: dict | None) -
     expected = f"a number in column '{column}'"
     if rows is not None and len(rows) and "score" in rows:
         expected += "; " + non_numeric_fix(rows["score"], column, score_range)
-        if mapping:
-            rows = rows.rename(columns={std: user for std, user in user_names(mapping).items()
-                                        if user not in rows.columns})
-    return InputError(source, f"{n} non-numeric score(s){where}", expected, rows, n_rows=n)
+    return InputError(source, f"{n} non-numeric score(s){where}", expected,
+                      user_rows(rows, mapping), n_rows=n)

@@ -29,9 +29,14 @@ WORDS = {
     "languages": ("the languages argument", "the panel's `languages`", "--languages"),
     "backbones": ("the backbones argument", "the panel's `backbones`", "--backbones"),
     "estimator": ("the estimator argument", "the panel's `estimator` setting", "--estimator"),
+    "verdict_threshold": ("the verdict_threshold argument", "the panel's `verdict_threshold`",
+                          "the panel's `verdict_threshold`"),
+    "verdict_threshold example": ("verdict_threshold={}", "verdict_threshold: {}",
+                                  "verdict_threshold: {}"),
     "paths": ("relative to the working directory", "relative to data_dir",
               "relative to the working directory"),
     "rows": ("offending rows (the DataFrame's index)", FILE_ROWS, FILE_ROWS),
+    "table": ("the DataFrame passed in", "the file", "the file"),
 }
 
 
@@ -107,11 +112,14 @@ class InputError(ValueError):
         super().__init__(message)
 
 
-def file_rows(frame: pd.DataFrame, mask) -> pd.DataFrame:
+def file_rows(frame: pd.DataFrame, mask, columns=None) -> pd.DataFrame:
     """Rows under ``mask`` indexed by their line in the file (header is line 1); a table read
     from many files (:mod:`polyjudge.data.sources`) names them ``file:line``; a DataFrame given
-    to the Python API (:func:`messages_for` ``"api"``) by its own index."""
+    to the Python API (:func:`messages_for` ``"api"``) by its own index. ``columns``: the ones
+    to show, the user's own (not a framework column the reader added); default all."""
     bad = frame.loc[np.asarray(mask, dtype=bool)]
+    if columns is not None:
+        bad = bad[[c for c in bad.columns if c in set(columns)]]
     locate = frame.attrs.get("row_labels")
     if locate is None:  # a DataFrame given to the API keeps its own index
         return bad.set_axis(bad.index + 2, axis=0) if reads_files() else bad

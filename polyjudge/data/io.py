@@ -166,32 +166,38 @@ def no_rows_error(source, what: str) -> InputError:
                       f"one row per {what[:-1] if what.endswith('s') else what} below the header")
 
 
-def empty_key_error(source, key: str, n: int, rows) -> InputError:
+def empty_key_error(source, key: str, n: int, rows, mapping: dict | None = None) -> InputError:
+    """Rows without a label in ``key`` (shown under the user's column names, ``mapping``)."""
     return InputError(source, f"column '{key}' is empty in {n} row(s)",
-                      f"a label in every row of '{key}'", rows, n_rows=n)
+                      f"a label in every row of '{key}'", column_names.user_rows(rows, mapping),
+                      n_rows=n)
 
 
-def duplicate_error(source, keys: list[str], n: int, rows) -> InputError:
-    """Rows sharing their keys; a table without a framework column whose repeats are told apart
-    by another column (a seed, a repeat number) gets that column suggested as the framework."""
+def duplicate_error(source, keys: list[str], n: int, rows,
+                    mapping: dict | None = None) -> InputError:
+    """Rows sharing their keys (shown under the user's column names, ``mapping``); a table
+    without a framework column whose repeats are told apart by another column (a seed, a repeat
+    number) gets that column suggested as the framework."""
     expected = f"one row per {tuple(keys)}"
     repeat = _repeat_column(rows, keys)
     if repeat is not None:
         expected += (f"; column '{repeat}' tells these rows apart: name it as the framework "
                      f"({say('framework column', repeat)}) to keep them as repeated runs")
-    return InputError(source, f"{n} rows share the same {keys}", expected, rows, n_rows=n)
+    return InputError(source, f"{n} rows share the same {keys}", expected,
+                      column_names.user_rows(rows, mapping), n_rows=n)
 
 
 def _repeat_column(rows, keys: list[str]) -> str | None:
     """A column of the offending rows that, with the keys, makes them unique, when the table
-    has no framework column (every framework "single")."""
+    has no framework column (every framework "single", or none shown)."""
     if rows is None or "framework" not in keys or len(rows) < 2 or not (
             rows.get("framework", pd.Series(["single"])).astype(str) == "single").all():
         return None
+    shown = [key for key in keys if key in rows.columns]
     for column in rows.columns:
         if column in (*keys, "score", "stratum") or rows[column].isna().any():
             continue
-        if rows[column].nunique() > 1 and not rows.duplicated([*keys, column]).any():
+        if rows[column].nunique() > 1 and not rows.duplicated([*shown, column]).any():
             return str(column)
     return None
 
@@ -199,8 +205,10 @@ def _repeat_column(rows, keys: list[str]) -> str | None:
 def missing_columns_error(source, absent: list[str], columns, keys: list[str],
                           mapping: dict | None = None) -> InputError:
     """Run-table columns ``absent`` (``mapping``: the user's, to name them as they are in the
-    file: :mod:`polyjudge.data.column_names`)."""
-    return column_names.missing_columns_error(source, absent, columns, keys + ["score"], mapping)
+    file: :mod:`polyjudge.data.column_names`); the framework is optional (none: one run per
+    cell), so it is not listed as needed."""
+    needed = [key for key in keys if key != "framework"] + ["score"]
+    return column_names.missing_columns_error(source, absent, columns, needed, mapping)
 
 
 def empty_labels(labels: pd.Series) -> np.ndarray:
@@ -219,15 +227,19 @@ def _check_rows(frame: pd.DataFrame, source, what: str) -> None:
         raise no_rows_error(source, what)
 
 
-def _check_keys(frame: pd.DataFrame, keys: list[str], source) -> None:
-    """Keys must be present (not NaN / blank) and unique."""
+def _check_keys(frame: pd.DataFrame, keys: list[str], source, own=None,
+                mapping: dict | None = None) -> None:
+    """Keys must be present (not NaN / blank) and unique; ``own``: the table's own columns,
+    the ones the offending rows show (default all), under the user's names (``mapping``)."""
     for key in keys:
         empty = empty_labels(frame[key])
         if empty.any():
-            raise empty_key_error(source, key, int(empty.sum()), file_rows(frame, empty))
+            raise empty_key_error(source, key, int(empty.sum()), file_rows(frame, empty, own),
+                                  mapping)
     duplicated = frame.duplicated(keys, keep=False)
     if duplicated.any():
-        raise duplicate_error(source, keys, int(duplicated.sum()), file_rows(frame, duplicated))
+        raise duplicate_error(source, keys, int(duplicated.sum()),
+                              file_rows(frame, duplicated, own), mapping)
 
 
 def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
@@ -244,19 +256,20 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
         raise InputError(source, f"unknown missing-score policy {missing!r}",
                          f"one of {MISSING_POLICIES}")
     check_score_range(score_range, source)
+    own = list(frame.columns)  # the user's: messages list and show these, not an added framework
     frame = with_single_framework(frame)
     absent = [c for c in keys + ["score"] if c not in frame.columns]
     if absent:
-        raise missing_columns_error(source, absent, frame.columns, keys, mapping)
+        raise missing_columns_error(source, absent, own, keys, mapping)
     if reads_files():  # rows are named by file row (a DataFrame given to the API: its index)
         frame = frame.reset_index(drop=True)
     _check_rows(frame, source, "runs")
-    _check_keys(frame, keys, source)
+    _check_keys(frame, keys, source, own, mapping)
     score, masks = score_masks(frame["score"], score_range)
     for check, mask in masks.items():
         if mask.any() and (check != "nan" or missing == "error"):
-            raise score_error(source, check, int(mask.sum()), file_rows(frame, mask), score_range,
-                              mapping)
+            raise score_error(source, check, int(mask.sum()), file_rows(frame, mask, own),
+                              score_range, mapping)
     nan = masks["nan"]
     out = frame.assign(score=score.astype(float)).loc[~nan]
     if out.empty:
@@ -280,13 +293,14 @@ def with_single_framework(frame: pd.DataFrame) -> pd.DataFrame:
 
 def runs_from_requirements(requirements: pd.DataFrame, source) -> pd.DataFrame:
     """Run scores ``100 x satisfied / requirements`` from requirement-level verdicts."""
+    own = list(requirements.columns)  # the rows shown in messages: not an added framework
     requirements = with_single_framework(requirements)
     absent = [c for c in REQUIREMENT_COLUMNS if c not in requirements.columns]
     if absent:
         raise InputError(source, f"missing column(s) {absent}", f"columns {REQUIREMENT_COLUMNS}")
     requirements = requirements.reset_index(drop=True)
     _check_rows(requirements, source, "requirement verdicts")
-    _check_keys(requirements, RUN_KEYS + ["requirement_id"], source)
+    _check_keys(requirements, RUN_KEYS + ["requirement_id"], source, own)
     words = requirements["satisfied"].astype(str).str.strip().str.lower()
     satisfied = pd.to_numeric(requirements["satisfied"].where(~words.isin(["true", "false"]),
                                                               words.eq("true").astype(int)),
@@ -294,7 +308,7 @@ def runs_from_requirements(requirements: pd.DataFrame, source) -> pd.DataFrame:
     bad = ~satisfied.isin([0, 1])
     if bad.any():
         raise InputError(source, f"{int(bad.sum())} value(s) of 'satisfied' are not 0/1",
-                         "satisfied in {0, 1} (or true/false)", file_rows(requirements, bad))
+                         "satisfied in {0, 1} (or true/false)", file_rows(requirements, bad, own))
     grouped = requirements.assign(satisfied=satisfied).groupby(RUN_KEYS, sort=False)["satisfied"]
     runs = grouped.agg(n_requirements="size", n_satisfied="sum").reset_index()
     runs["score"] = 100.0 * runs["n_satisfied"] / runs["n_requirements"]

@@ -49,6 +49,7 @@ def score_error(source, check: str, n: int, rows, score_range,
     ``mapping``: the user's columns, to name the score column as the user does."""
     if check == "non_numeric":
         return column_names.non_numeric_error(source, n, rows, score_range, mapping)
+    rows = column_names.user_rows(rows, mapping)  # under the file's own column names
     if check == "infinite":
         return InputError(source, "infinite score(s)", "finite scores", rows, n_rows=n)
     if check == "outside":

@@ -2,14 +2,22 @@
 
 CBC's interaction beta needs at least two languages and two backbones, and every language x
 backbone cell observed on some task: no estimator and no ``missing`` setting fills a cell
-without any task. These checks name the labels at fault and only fixes that would work.
+without any task. The CMI test and the three-way diagnostic need repeated runs of a cell. These
+checks name the labels at fault and only fixes that would work.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, say
 from .panel import Panel
+
+# Analyses that compare the repeated runs of a task x language x backbone cell (a table without
+# a framework column has one run per cell): what each is and why it needs them, in messages.
+REPEATED_RUNS = {"information": ("the CMI test", "compares a cell's repeated runs across "
+                                                 "languages"),
+                 "diagnostics": ("the three-way interaction test", "needs the spread of a "
+                                                                   "cell's repeated runs")}
 
 
 def empty_pairs(observed: np.ndarray, languages, backbones) -> tuple[list[tuple], str]:
@@ -71,3 +79,37 @@ def require_two_way(panel: Panel, source, what: str = "CBC") -> None:
                      "backbone in each language (Python: polyjudge.prepare_runs(runs) gives the "
                      "task-level panel; workflow: snakemake --cores 2 "
                      "results/<panel>/cell_means.csv)")
+
+
+def one_run_per_cell_error(source, wanted, panel: str | None = None,
+                           analyses=None) -> InputError:
+    """A table with one run per task x language x backbone cell, given to analyses ``wanted``
+    (names of :data:`REPEATED_RUNS`) that need repeated runs. ``panel`` / ``analyses``: the
+    workflow's panel and its `analyses` list, which the fix shows without them; without a
+    panel the message is the Python API's."""
+    column = say("framework column", "<column>")
+    runs = (f"at least 2 runs of every task x language x backbone cell (repeated runs: "
+            f"frameworks, seeds or epochs), told apart by a column named as the framework "
+            f"({column})")
+    if panel is None:  # the Python API: one function asked, the others run on the table
+        return InputError(source, "one run per task x language x backbone cell: "
+                          + " ".join(REPEATED_RUNS[wanted[0]]),
+                          f"{runs}; on one run per cell the other analyses run "
+                          "(polyjudge.calibrate, polyjudge.heldout, polyjudge.reversal)")
+    named = " and ".join(f"'{name}' ({REPEATED_RUNS[name][0]}, which {REPEATED_RUNS[name][1]})"
+                         for name in wanted)
+    kept = ", ".join(name for name in analyses if name not in wanted)
+    return InputError(source, f"one run per task x language x backbone cell, and panel "
+                      f"'{panel}' lists {'analyses' if len(wanted) > 1 else 'analysis'} {named}",
+                      f"{runs}; or, to run the others on one run per cell, drop "
+                      f"{' and '.join(repr(name) for name in wanted)} from the panel's "
+                      f"`analyses` (analyses: [{kept}])")
+
+
+def require_repeated_runs(n_runs, source, panel: str, analyses) -> None:
+    """Stop, naming ``source`` (the user's table), the panel and the fixes, if the panel lists
+    an analysis of :data:`REPEATED_RUNS` and no cell has more than one run (``n_runs``: runs
+    per task x language x backbone cell)."""
+    wanted = [name for name in REPEATED_RUNS if name in analyses]
+    if wanted and not (np.asarray(n_runs) > 1).any():
+        raise one_run_per_cell_error(source, wanted, panel, analyses)

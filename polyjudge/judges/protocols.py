@@ -46,13 +46,18 @@ RESULT_COLUMNS = ["status", "value", "raw", "truncated", "finish_reason", "input
 
 # --- items -------------------------------------------------------------------------------------
 # how to get the item tables the shipped configs name but the repository does not hold (their
-# texts are the benchmarks' own), for the message when one is absent
+# texts are the benchmarks' own), and the stand-in that plans without them, for the message when
+# one is absent
 ITEM_SOURCES = {
     "mrewardbench/items.parquet": (
         "the M-RewardBench texts are not shipped: take them from M-RewardBench on Hugging Face "
         "(subsets alpacaeval-easy and alpacaeval-hard, in the panel's seven languages; "
         "item_index 0-804 easy and 805-1499 hard, as in the published panel), or point "
-        "`collect.items` at an item table of your own in the same layout"),
+        "`collect.items` at an item table of your own in the same layout\n    to plan and "
+        "forecast without them (a fresh clone), add the clone's stand-in config last: "
+        "snakemake plan --cores 2 --configfile config/collections/mrewardbench_paper.yaml "
+        "config/collections/mrewardbench_stop.yaml config/collections/mrewardbench_standin.yaml "
+        "(LLMBar texts of the same shape; its max_cost 0 lets nothing be collected)"),
 }
 
 

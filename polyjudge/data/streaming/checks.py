@@ -46,11 +46,13 @@ class RunChecks:
         return bool(self.failures) or self.duplicates
 
     def columns_present(self, batch: pd.DataFrame) -> bool:
-        """Note the columns at the first batch; False if a required one is absent (raised after
-        the pass, so a reading error later in the file is reported first)."""
+        """Note the table's own columns at the first batch (before a framework is added: a
+        table without one has one run per cell); False if a required one is absent (raised
+        after the pass, so a reading error later in the file is reported first)."""
         if self.columns is None:
             self.columns = list(batch.columns)
-            self.absent = [c for c in RUN_KEYS + ["score"] if c not in batch.columns]
+            self.absent = [c for c in RUN_KEYS + ["score"]
+                           if c not in batch.columns and c != "framework"]
             self.has_strata = "stratum" in batch.columns
         if not self.absent:
             for name, dtype in batch.dtypes.items():
@@ -98,10 +100,10 @@ class RunChecks:
         for key in RUN_KEYS:
             if f"empty:{key}" in self.failures:
                 count, rows = self.failures[f"empty:{key}"]
-                raise io.empty_key_error(source, key, count, self.file_rows(rows))
+                raise io.empty_key_error(source, key, count, self.file_rows(rows), self.mapping)
         if self.duplicates:
             count, rows = self.duplicate_rows(axes, counts, rescan)
-            raise io.duplicate_error(source, RUN_KEYS, count, rows)
+            raise io.duplicate_error(source, RUN_KEYS, count, rows, self.mapping)
         for check in scores.SCORE_CHECKS:
             if check in self.failures and (check != "nan" or self.missing == "error"):
                 count, rows = self.failures[check]
@@ -141,6 +143,8 @@ class RunChecks:
         type the whole file gives it (a batch of integers in a column with a NaN elsewhere is
         shown as floats, as the in-memory reader shows it)."""
         rows = pd.concat(parts) if len(parts) > 1 else parts[0].copy()
+        if self.columns is not None:  # the table's own columns, not the framework added
+            rows = rows[[c for c in rows.columns if c in self.columns]].copy()
         for name, column in rows.items():
             if isinstance(column.dtype, pd.CategoricalDtype):  # as read_table gives them: text
                 rows[name] = column.astype(object).where(column.notna())

@@ -73,10 +73,10 @@ class RunScanner:
         self.writer = RunsWriter(runs_out) if runs_out is not None else None
 
     def add(self, batch: pd.DataFrame) -> None:
-        batch = io.with_single_framework(batch)
-        if not self.checks.columns_present(batch):
+        if not self.checks.columns_present(batch):  # the table's own columns
             self.discard()
             return
+        batch = io.with_single_framework(batch)
         if batch.empty:
             return
         codes, keyed, score, missing = self.checks.check(batch, self.axes)
