@@ -14,9 +14,11 @@ from polyjudge.analyses.baselines import (
     combat_fit,
     dawid_skene,
     dawid_skene_scores,
+    ensemble,
     quantile,
     requirement_items,
     _pattern_counts,
+    _rank_bounds,
     run_items,
 )
 from polyjudge.analyses.binary_verdicts import streamed_run_items
@@ -105,6 +107,27 @@ def test_ensemble_is_mean_percentile_rank(ctx):
     m = ctx.M_ev.shape[-1]
     np.testing.assert_allclose(x.sum(axis=-1), (m + 1) / 2)  # ranks 1..m average to (m+1)/2
 
+
+
+def test_infinite_z_scores_rank_beyond_the_finite_ones_without_a_warning():
+    import warnings
+
+    import scipy.stats
+    x = np.array([[1.0, np.inf, 3.0, np.inf, -np.inf, 1.0], [2.0, 2.0, -np.inf, 0.5, 9.0, 1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lo, hi = _rank_bounds(x, axis=-1)
+    np.testing.assert_array_equal((lo + hi + 1) / 2, scipy.stats.rankdata(x, axis=-1))
+    # backbone 1 is the same in both in-bag languages: its Z-score is +-inf out of bag
+    m_tr = np.array([[1.0, 5.0, 3.0], [2.0, 5.0, 7.0]])
+    m_ev = np.array([[1.5, 6.0, 2.0], [2.5, 4.0, 6.0]])
+    fake = HeldoutContext(panel=None, bootstrap=None, M_ev=m_ev[None], M_tr=m_tr[None], rng=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ranks = ensemble(fake)[0] * 3 * 3  # summed ranks of the three parts
+    # Z-score ranks backbone 1 first in language 0 (+inf) and last in language 1 (-inf)
+    np.testing.assert_allclose(ranks.sum(axis=-1), 3 * 6)
+    assert ranks[0, 1] > ranks[1, 1]
 
 # --- standard ComBat against neuroCombat -------------------------------------------------------
 

@@ -120,11 +120,17 @@ def _rank_bounds(x: np.ndarray, axis: int, tie_rtol: float = 1e-10):
     Ranks (1-based) of a tie group run from ``below + 1`` to ``at_most``; values closer than
     ``tie_rtol`` times the largest absolute value along the axis are tied (as in
     :func:`polyjudge.cbc.bootstrap.pairwise_tau`), so rounding in the cell means cannot split a
-    tie.
+    tie. Infinities (a Z-score over a backbone constant in the in-bag languages) rank beyond
+    every finite value, equal infinities tied; the tolerance comes from the finite values.
     """
     x = np.moveaxis(x, axis, -1)
-    tol = tie_rtol * np.fmax.reduce(np.abs(x), axis=-1, keepdims=True)[..., None]
-    diff = x[..., None, :] - x[..., :, None]  # [..., i, j] = x_j - x_i
+    finite = np.where(np.isfinite(x), np.abs(x), np.nan)
+    scale = np.fmax.reduce(finite, axis=-1, keepdims=True, initial=0.0)
+    tol = tie_rtol * scale[..., None]
+    with np.errstate(invalid="ignore"):  # inf - inf: two equal infinities
+        diff = x[..., None, :] - x[..., :, None]  # [..., i, j] = x_j - x_i
+    same_infinity = np.isinf(x[..., None, :]) & (x[..., None, :] == x[..., :, None])
+    diff[same_infinity] = 0.0
     below = (diff < -tol).sum(axis=-1)
     at_most = (diff <= tol).sum(axis=-1)
     return np.moveaxis(below, -1, axis), np.moveaxis(at_most, -1, axis)
