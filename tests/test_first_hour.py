@@ -78,7 +78,8 @@ def test_a_label_whose_scores_are_all_missing_is_still_named():
     runs = categorical_runs()
     runs.loc[runs["lang"] == "L4", "rating"] = np.nan
     message = error_of(polyjudge.calibrate, runs, **USER, missing="omit")
-    assert "language(s) ['L4'] have runs but every score is missing" in message
+    assert ("language(s) ['L4'] in column 'lang' have runs but every score in column 'rating' "
+            "is missing") in message
 
 
 # --- item 2: one language or one backbone -------------------------------------------------------

@@ -213,7 +213,8 @@ def test_the_same_run_in_two_files_names_both(tmp_path):
     message = error_of(polyjudge.read_runs, {"path": ["judges/*/*.jsonl", "again/*/*.jsonl"],
                                             "template": "{backbone}/{language}.jsonl"},
                        JSON_COLUMNS, base_dir=tmp_path)
-    assert "2 rows share the same ['task', 'language', 'backbone', 'framework']" in message
+    assert ("2 rows share the same ['id', 'language', 'backbone', 'meta.repeat'] (task, "
+            "language, backbone, framework)") in message  # the fields as the records name them
     assert "again/gpt/en.jsonl:1 " in message and "judges/gpt/en.jsonl:2 " in message
     assert f"file:line, files under {tmp_path}" in message
 

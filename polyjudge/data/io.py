@@ -22,6 +22,7 @@ import pandas as pd
 
 from . import column_names
 from .checksums import verify as verify_checksum
+from .column_names import duplicate_error, empty_key_error
 from .errors import InputError, file_rows, reads_files, say
 from .formats import is_spreadsheet, spreadsheet_error
 from .panel import Panel
@@ -95,6 +96,7 @@ def read_table(path, columns: list[str] | None = None, mapping: dict | None = No
         if path.suffix == ".parquet":
             frame = pd.read_parquet(path)
             frame.columns = [str(c).strip() for c in frame.columns]
+            column_names.check_unique(path, list(frame.columns), rename)
             frame = frame.rename(columns=rename)
         else:
             frame = pd.read_csv(path, **csv_options(path, rename, text, str), low_memory=False)
@@ -102,7 +104,6 @@ def read_table(path, columns: list[str] | None = None, mapping: dict | None = No
         raise
     except Exception as error:  # the reader's own message says what went wrong in the file
         raise InputError(path, f"cannot be read as a table ({error})", "a CSV or Parquet table")
-    _check_unique(path, list(frame.columns))
     for name in (c for c in text if c in frame.columns):
         missing = frame[name].isna()
         frame[name] = frame[name].astype(str).str.strip().where(~missing)
@@ -120,20 +121,13 @@ def csv_options(path: Path, rename: dict, text, label_dtype) -> dict:
     cell missing, :data:`MISSING_TOKENS` as missing elsewhere. Shared by :func:`read_table` and
     the streaming reader (:mod:`polyjudge.data.streaming`), so both read a file the same way."""
     names, delimiter = _csv_header(path)
+    column_names.check_unique(path, names, rename)
     standard = [rename.get(name, name) for name in names]
-    _check_unique(path, standard)
     return dict(sep=delimiter, encoding="utf-8-sig", header=0, names=standard,
                 dtype={i: label_dtype for i, name in enumerate(standard) if name in text},
                 keep_default_na=False,
                 na_values={name: MISSING_TOKENS for name in standard if name not in text},
                 skipinitialspace=True)
-
-
-def _check_unique(path, names: list[str]) -> None:
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise InputError(path, f"column name(s) {repeated} appear more than once",
-                         f"each column once (after renaming with {say('columns')})")
 
 
 def read_panel(path) -> Panel:
@@ -164,42 +158,6 @@ def as_labels(series: pd.Series) -> pd.Series:
 def no_rows_error(source, what: str) -> InputError:
     return InputError(source, f"has a header but no rows: no {what}",
                       f"one row per {what[:-1] if what.endswith('s') else what} below the header")
-
-
-def empty_key_error(source, key: str, n: int, rows, mapping: dict | None = None) -> InputError:
-    """Rows without a label in ``key`` (shown under the user's column names, ``mapping``)."""
-    return InputError(source, f"column '{key}' is empty in {n} row(s)",
-                      f"a label in every row of '{key}'", column_names.user_rows(rows, mapping),
-                      n_rows=n)
-
-
-def duplicate_error(source, keys: list[str], n: int, rows,
-                    mapping: dict | None = None) -> InputError:
-    """Rows sharing their keys (shown under the user's column names, ``mapping``); a table
-    without a framework column whose repeats are told apart by another column (a seed, a repeat
-    number) gets that column suggested as the framework."""
-    expected = f"one row per {tuple(keys)}"
-    repeat = _repeat_column(rows, keys)
-    if repeat is not None:
-        expected += (f"; column '{repeat}' tells these rows apart: name it as the framework "
-                     f"({say('framework column', repeat)}) to keep them as repeated runs")
-    return InputError(source, f"{n} rows share the same {keys}", expected,
-                      column_names.user_rows(rows, mapping), n_rows=n)
-
-
-def _repeat_column(rows, keys: list[str]) -> str | None:
-    """A column of the offending rows that, with the keys, makes them unique, when the table
-    has no framework column (every framework "single", or none shown)."""
-    if rows is None or "framework" not in keys or len(rows) < 2 or not (
-            rows.get("framework", pd.Series(["single"])).astype(str) == "single").all():
-        return None
-    shown = [key for key in keys if key in rows.columns]
-    for column in rows.columns:
-        if column in (*keys, "score", "stratum") or rows[column].isna().any():
-            continue
-        if rows[column].nunique() > 1 and not rows.duplicated([*shown, column]).any():
-            return str(column)
-    return None
 
 
 def missing_columns_error(source, absent: list[str], columns, keys: list[str],
@@ -273,7 +231,7 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
     nan = masks["nan"]
     out = frame.assign(score=score.astype(float)).loc[~nan]
     if out.empty:
-        raise all_missing_error(source, len(frame))
+        raise all_missing_error(source, len(frame), mapping)
     for key in keys:
         out[key] = as_labels(out[key]).cat.remove_unused_categories()
     for axis in (a for a in UNSCORED_AXES if a in keys):
@@ -281,7 +239,7 @@ def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
         unscored = sorted(set(present.cat.categories) - set(out[axis].cat.categories),
                           key=natural_key)
         if unscored:
-            raise unscored_error(source, axis, unscored)
+            raise unscored_error(source, axis, unscored, mapping)
     columns = keys + ["score"] + (["stratum"] if "stratum" in out.columns else [])
     return out[columns].reset_index(drop=True)
 

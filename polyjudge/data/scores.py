@@ -50,23 +50,32 @@ def score_error(source, check: str, n: int, rows, score_range,
     if check == "non_numeric":
         return column_names.non_numeric_error(source, n, rows, score_range, mapping)
     rows = column_names.user_rows(rows, mapping)  # under the file's own column names
+    where = column_names.in_column("score", mapping)  # a renamed score column, by its name
     if check == "infinite":
-        return InputError(source, "infinite score(s)", "finite scores", rows, n_rows=n)
+        return InputError(source, f"{n} infinite score(s){where}", "finite scores", rows,
+                          n_rows=n)
     if check == "outside":
         low, high = score_range
-        return InputError(source, f"{n} score(s) outside [{low}, {high}]",
+        return InputError(source, f"{n} score(s) outside [{low}, {high}]{where}",
                           f"scores in [{low}, {high}] ({say('score_range')})", rows,
                           n_rows=n)
-    return InputError(source, f"{n} missing (NaN) score(s)",
+    return InputError(source, f"{n} missing (NaN) score(s){where}",
                       f"a score in every row, or {say('missing omit')} to leave them out of "
                       "the means", rows, n_rows=n)
 
 
-def all_missing_error(source, n: int) -> InputError:
-    return InputError(source, f"all {n} scores are missing", "at least one score")
+def all_missing_error(source, n: int, mapping: dict | None = None) -> InputError:
+    where = column_names.in_column("score", mapping)
+    return InputError(source, f"all {n} scores{where} are missing",
+                      f"at least one score{where}")
 
 
-def unscored_error(source, axis: str, labels: list) -> InputError:
-    return InputError(source, f"{axis}(s) {labels} have runs but every score is missing",
-                      f"at least one score for every {axis} (with `missing: omit`, the missing "
-                      f"scores of the others are left out), or remove that {axis}'s rows")
+def unscored_error(source, axis: str, labels: list, mapping: dict | None = None) -> InputError:
+    """Labels of ``axis`` (a standard name) whose every score is missing, named by the user's
+    columns (``mapping``)."""
+    column = column_names.column(axis, mapping)
+    return InputError(source, f"{axis}(s) {labels}{column_names.in_column(axis, mapping)} have "
+                      f"runs but every score{column_names.in_column('score', mapping)} is "
+                      "missing", f"at least one score for every {axis} (with "
+                      f"{say('missing omit')}, the missing scores of the others are left out), "
+                      f"or remove the rows whose '{column}' is one of them")

@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 
 import pandas as pd
 
-from . import io
+from . import column_names, io
 from .panel import Panel
 
 COLUMNS = ("task", "language", "backbone", "score", "framework")
@@ -84,6 +84,7 @@ class RunSpec:
         if not isinstance(runs, pd.DataFrame):
             raise TypeError(f"runs must be a pandas DataFrame, got {type(runs).__name__}")
         score_range = self.score_range if score_range is None else score_range
+        column_names.check_unique(self.source, list(runs.columns), io.renaming(self.columns))
         return io.validate_runs(io.rename_columns(runs, self.columns), self.source, score_range,
                                 self.missing, mapping=self.columns)
 

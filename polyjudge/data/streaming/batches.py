@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import io
+from .. import column_names, io
 from ..errors import InputError
 from ..io import IDENTIFIERS
 from .codes import stripped_labels
@@ -64,7 +64,7 @@ def _parquet_batches(path: Path, rename: dict, text, batch_rows: int):
     # identifier columns stored as text are read as dictionaries: each label becomes text once
     handle = pq.ParquetFile(path, read_dictionary=[c for c, name in zip(file_names, names)
                                                   if name in text])
-    io._check_unique(path, names)
+    column_names.check_unique(path, [str(c).strip() for c in file_names], rename)
     found = False
     for batch in handle.iter_batches(batch_size=batch_rows):
         found = True

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import io, scores
+from .. import column_names, io, scores
 from ..errors import FILE_ROWS, InputError
 from ..io import RUN_KEYS
 from .codes import Axis, stripped_labels
@@ -100,17 +100,18 @@ class RunChecks:
         for key in RUN_KEYS:
             if f"empty:{key}" in self.failures:
                 count, rows = self.failures[f"empty:{key}"]
-                raise io.empty_key_error(source, key, count, self.file_rows(rows), self.mapping)
+                raise column_names.empty_key_error(source, key, count, self.file_rows(rows),
+                                                   self.mapping)
         if self.duplicates:
             count, rows = self.duplicate_rows(axes, counts, rescan)
-            raise io.duplicate_error(source, RUN_KEYS, count, rows, self.mapping)
+            raise column_names.duplicate_error(source, RUN_KEYS, count, rows, self.mapping)
         for check in scores.SCORE_CHECKS:
             if check in self.failures and (check != "nan" or self.missing == "error"):
                 count, rows = self.failures[check]
                 raise scores.score_error(source, check, count, self.file_rows(rows),
                                      self.score_range, self.mapping)
         if n_runs == 0:
-            raise scores.all_missing_error(source, self.rows)
+            raise scores.all_missing_error(source, self.rows, self.mapping)
         for axis, key in enumerate(RUN_KEYS[:3]):
             if key not in io.UNSCORED_AXES:
                 continue
@@ -121,7 +122,8 @@ class RunChecks:
             unscored = [label for label, o, s in zip(labels, occurs[:n], scored[:n])
                         if o and not s]
             if unscored:
-                raise scores.unscored_error(source, key, sorted(unscored, key=io.natural_key))
+                raise scores.unscored_error(source, key, sorted(unscored, key=io.natural_key),
+                                            self.mapping)
 
     def duplicate_rows(self, axes: dict[str, Axis], counts: KeyCounts,
                        rescan) -> tuple[int, pd.DataFrame | None]:
