@@ -29,7 +29,7 @@ from .panel import Panel
 # check_score_range is also reached here (the config's checks); the other names io uses itself
 from .scores import (  # noqa: F401
                     all_missing_error, check_score_range, score_error, score_masks, unscored_error)
-from .shape import empty_pairs_error
+from .shape import empty_pairs_error, unbalanced_error
 
 RUN_KEYS = ["task", "language", "backbone", "framework"]
 RUN_COLUMNS = RUN_KEYS + ["score"]
@@ -286,8 +286,10 @@ def check_runs_agree(runs: pd.DataFrame, recomputed: pd.DataFrame, source, atol=
                          bad.set_axis(range(1, len(bad) + 1)), rows_caption="disagreeing runs")
 
 
-def order_labels(present, wanted, axis: str, source) -> tuple[str, ...]:
-    """Axis order: the configured order if given (must match the data), else natural sort."""
+def order_labels(present, wanted, axis: str, source, mapping: dict | None = None
+                 ) -> tuple[str, ...]:
+    """Axis order: the configured order if given (must match the data), else natural sort;
+    ``mapping``: the user's columns, which messages name."""
     present = list(present)
     if not wanted:
         return tuple(sorted(present, key=natural_key))
@@ -295,25 +297,28 @@ def order_labels(present, wanted, axis: str, source) -> tuple[str, ...]:
     unknown = sorted(set(present) - set(wanted))
     absent = [w for w in wanted if w not in set(present)]
     if absent:
-        raise InputError(source, f"{axis}(s) {absent} are configured but have no runs",
+        raise InputError(source, f"{axis}(s) {absent} are configured but have no runs"
+                         f"{column_names.in_column(axis, mapping)}",
                          f"runs for every configured {axis}, or remove them from "
                          f"{say(axis + 's')}")
     if unknown:
-        raise InputError(source, f"{axis}(s) {unknown} have runs but are not in the configured "
-                         f"order {wanted}", f"every {axis} listed in {say(axis + 's')}")
+        raise InputError(source, f"{axis}(s) {unknown}{column_names.in_column(axis, mapping)} "
+                         f"have runs but are not in the configured order {wanted}",
+                         f"every {axis} listed in {say(axis + 's')}")
     return tuple(wanted)
 
 
 def build_panel(runs: pd.DataFrame, source, languages=None, backbones=None,
-                allow_missing_cells: bool = False) -> Panel:
+                allow_missing_cells: bool = False, mapping: dict | None = None) -> Panel:
     """Average runs over frameworks into the task-level panel ``T[t, l, b]``.
 
     A balanced panel has every task x language x backbone cell. Missing cells stop the run
     (naming them) unless ``allow_missing_cells`` (a panel whose individual scores are omitted).
+    ``mapping``: the user's column names, which messages name.
     """
-    tasks = order_labels(runs["task"].unique(), None, "task", source)
-    langs = order_labels(runs["language"].unique(), languages, "language", source)
-    bbs = order_labels(runs["backbone"].unique(), backbones, "backbone", source)
+    tasks = order_labels(runs["task"].unique(), None, "task", source, mapping)
+    langs = order_labels(runs["language"].unique(), languages, "language", source, mapping)
+    bbs = order_labels(runs["backbone"].unique(), backbones, "backbone", source, mapping)
     t = pd.Categorical(runs["task"], categories=tasks).codes
     l = pd.Categorical(runs["language"], categories=langs).codes
     b = pd.Categorical(runs["backbone"], categories=bbs).codes
@@ -329,25 +334,28 @@ def build_panel(runs: pd.DataFrame, source, languages=None, backbones=None,
         per_task = runs.groupby("task")["stratum"].nunique()
         mixed = per_task[per_task > 1]
         if len(mixed):
-            raise mixed_strata_error(source, list(mixed.index[:5]))
+            raise mixed_strata_error(source, list(mixed.index[:5]), mapping)
         first = runs.drop_duplicates("task").set_index("task")["stratum"].astype(str)
         return tuple(first.loc[list(tasks)].tolist())
 
     return panel_from_sums(n_runs, total.reshape(shape), (tasks, langs, bbs), source,
-                           allow_missing_cells, strata)
+                           allow_missing_cells, strata, mapping)
 
 
-def mixed_strata_error(source, tasks: list) -> InputError:
-    return InputError(source, f"task(s) {tasks} have several strata", "one stratum per task")
+def mixed_strata_error(source, tasks: list, mapping: dict | None = None) -> InputError:
+    return InputError(source, f"task(s) {tasks}{column_names.in_column('task', mapping)} have "
+                      "several strata", "one stratum per task")
 
 
 def panel_from_sums(n_runs: np.ndarray, total: np.ndarray, labels, source,
-                    allow_missing_cells: bool = False, strata=lambda: None) -> Panel:
+                    allow_missing_cells: bool = False, strata=lambda: None,
+                    mapping: dict | None = None) -> Panel:
     """The panel of per-cell run counts and score sums ``(tasks, languages, backbones)``.
 
     Cell value = sum / count; empty cells stop the run unless ``allow_missing_cells``.
     ``strata()`` gives the tasks' strata (or None), checked after the balance. Shared by
-    :func:`build_panel` and the streaming ingest (:mod:`polyjudge.data.streaming`).
+    :func:`build_panel` and the streaming ingest (:mod:`polyjudge.data.streaming`);
+    ``mapping``: the user's column names, under which the missing cells are shown.
     """
     tasks, langs, bbs = labels
     shape, size = n_runs.shape, n_runs.size
@@ -361,12 +369,7 @@ def panel_from_sums(n_runs: np.ndarray, total: np.ndarray, labels, source,
         it, il, ib = np.unravel_index(empty, shape)
         cells = pd.DataFrame({"task": np.asarray(tasks)[it], "language": np.asarray(langs)[il],
                               "backbone": np.asarray(bbs)[ib]})
-        raise InputError(source, f"unbalanced panel: {len(empty)} of {size} task x language x "
-                         "backbone cells have no runs",
-                         "every task judged in every language by every backbone, or "
-                         "`missing: omit` in the panel config to estimate beta on an incomplete "
-                         "panel (the panel's `estimator` setting; least squares by default)",
-                         cells.set_axis(range(1, len(cells) + 1)), rows_caption="missing cells")
+        raise unbalanced_error(source, cells, size, mapping)
     return Panel(values, tuple(tasks), tuple(langs), tuple(bbs), strata=strata(),
                  n_runs=n_runs)
 

@@ -8,7 +8,9 @@ checks name the labels at fault and only fixes that would work.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
+from .column_names import user_rows
 from .errors import InputError, say
 from .panel import Panel
 
@@ -42,6 +44,19 @@ def named_pairs(cells: list[tuple], limit: int = 6) -> str:
     """``(en, gpt), (de, gpt), ...``: the first ``limit`` cells by their labels."""
     return ", ".join(f"({l}, {b})" for l, b in cells[:limit]) + (
         ", ..." if len(cells) > limit else "")
+
+
+def unbalanced_error(source, cells: pd.DataFrame, size: int,
+                     mapping: dict | None = None) -> InputError:
+    """Task x language x backbone ``cells`` without runs (of ``size``), shown under the user's
+    column names (``mapping``), with the setting that estimates beta without them."""
+    return InputError(source, f"unbalanced panel: {len(cells)} of {size} task x language x "
+                      "backbone cells have no runs",
+                      f"every task judged in every language by every backbone, or "
+                      f"{say('missing omit')} to estimate beta on an incomplete panel "
+                      f"({say('estimator')}; least squares by default)",
+                      user_rows(cells.set_axis(range(1, len(cells) + 1)), mapping),
+                      rows_caption="missing cells")
 
 
 def empty_pairs_error(source, observed: np.ndarray, languages, backbones) -> InputError:

@@ -94,7 +94,8 @@ class RunSpec:
         cells allowed only with ``missing="omit"``)."""
         checked = self.standard(runs)
         panel = io.build_panel(checked, self.source, self.languages, self.backbones,
-                               allow_missing_cells=self.missing == "omit")
+                               allow_missing_cells=self.missing == "omit",
+                               mapping=self.columns)
         return checked, panel
 
 

@@ -139,7 +139,7 @@ class RunScanner:
             sum_tlb=sums.sum_tlb[:sizes[0], :sizes[1], :sizes[2]].copy(),
             n_tlf=n_tlf, n_lbf=n_lbf, sum_f=sums.sum_f[:sizes[3]].copy(),
             sum_sq=sums.sum_sq, shift=sums.shift, low=sums.low, high=sums.high, strata=strata,
-            n_runs=sums.n_runs, source=self.source)
+            n_runs=sums.n_runs, source=self.source, mapping=self.checks.mapping)
 
 
 def scan_runs(batches: Callable[[], Iterable[pd.DataFrame]], source, score_range=(0.0, 100.0),

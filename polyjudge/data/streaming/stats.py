@@ -177,6 +177,8 @@ class RunStats:
     strata: list | None
     n_runs: int
     source: object
+    mapping: dict | None = None
+    """The user's column names (standard -> user), which messages name."""
 
     def panel(self, languages=None, backbones=None, allow_missing_cells: bool = False) -> Panel:
         """The task-level panel, exactly as :func:`io.build_panel` builds it from the runs."""
@@ -189,10 +191,11 @@ class RunStats:
                 return None
             first, mixed = self.strata
             if mixed:
-                raise io.mixed_strata_error(self.source, sorted(mixed)[:5])
+                raise io.mixed_strata_error(self.source, sorted(mixed)[:5], self.mapping)
             return tuple(first[i] for i in picks[0])
 
-        return io.panel_from_sums(n, total, labels, self.source, allow_missing_cells, strata)
+        return io.panel_from_sums(n, total, labels, self.source, allow_missing_cells, strata,
+                                  self.mapping)
 
     def _order(self, languages, backbones):
         present = {"task": self.n_tlb.sum(axis=(1, 2)) > 0,
@@ -201,7 +204,7 @@ class RunStats:
         picks, labels = [], []
         for axis, wanted in (("task", None), ("language", languages), ("backbone", backbones)):
             names = [self.labels[axis][i] for i in np.flatnonzero(present[axis])]
-            order = io.order_labels(names, wanted, axis, self.source)
+            order = io.order_labels(names, wanted, axis, self.source, self.mapping)
             code = {label: i for i, label in enumerate(self.labels[axis])}
             picks.append(np.array([code[label] for label in order], dtype=np.int64))
             labels.append(order)
