@@ -204,9 +204,10 @@ def heldout(runs: pd.DataFrame, *, methods=None, replicates: int = 1000, seed: i
                                                              score_range)}
             if run_verdicts else {})
     if requirements is not None:
-        table = io.rename_columns(requirements, {"task": task, "language": language,
-                                                 "backbone": backbone, "framework": framework})
-        io.runs_from_requirements(table, "requirements")  # validates keys and 0/1 verdicts
+        names = {"task": task, "language": language, "backbone": backbone,
+                 "framework": framework}
+        table = io.rename_columns(requirements, names)
+        io.runs_from_requirements(table, "requirements", names)  # keys and 0/1 verdicts
         data["requirements"] = io.with_single_framework(table)
     methods = None if methods is None else list(methods)
     tau, table, paired, skipped = _module("analyses.heldout").heldout_tables(

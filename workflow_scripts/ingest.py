@@ -44,12 +44,13 @@ def runs_in_memory(panel, inputs):
         runs = sources.read_source(value, files, columns, missing=panel["missing"], table="runs")
     value, files, source = source_of(panel, inputs, "requirements")
     table = sources.read_source(value, files, columns, fields=sources.REQUIREMENT_FIELDS)
-    recomputed = io.runs_from_requirements(table, source)
+    recomputed = io.runs_from_requirements(table, source, columns)
     log.info("recomputed %d run scores from %d requirement verdicts", len(recomputed), len(table))
     if runs is None:
         return recomputed, source
-    checked = io.validate_runs(runs, runs_source, panel["score_range"], panel["missing"])
-    io.check_runs_agree(checked, recomputed, runs_source)
+    checked = io.validate_runs(runs, runs_source, panel["score_range"], panel["missing"],
+                               mapping=columns)
+    io.check_runs_agree(checked, recomputed, runs_source, mapping=columns)
     log.info("run table agrees with the requirement table")
     return runs, runs_source
 
@@ -64,7 +65,8 @@ def extended_runs(panel, inputs):
                                   missing=panel["missing"], table="runs")
     else:
         new, source = runs_in_memory(panel, own)
-    new = io.validate_runs(new, source, panel["score_range"], panel["missing"])
+    new = io.validate_runs(new, source, panel["score_range"], panel["missing"],
+                           mapping=panel.get("columns") or {})
     base = io.read_table(inputs["base_runs"])
     runs = extension.extend_runs(base, new, panel["extends"], source)
     cells = io.read_table(inputs["base_cells"])
@@ -106,15 +108,18 @@ def main(smk):
     checks = dict(score_range=panel["score_range"], missing=panel["missing"],
                   runs_out=smk.output.runs)
     languages, backbones = panel.get("languages"), panel.get("backbones")
+    # the user's column names, which messages name (a judge_runs panel's own tables)
+    mapping = (panel.get("columns") or {}) if panel["kind"] == "judge_runs" else None
     if panel.get("extends"):
         runs, source, languages, backbones = extended_runs(panel, inputs)
-        stats = streaming.scan_runs(lambda: [runs], source, **checks)
+        stats = streaming.scan_runs(lambda: [runs], source, **checks, mapping=mapping)
     elif panel["kind"] != "preference_margins" and set(inputs) == {"runs"}:
         value, files, source = source_of(panel, inputs, "runs")
         stats = sources.scan_source(value, files, panel.get("columns") or {}, **checks)
     else:
         runs, source = runs_in_memory(panel, inputs)
-        stats = streaming.scan_runs(lambda: [runs.reset_index(drop=True)], source, **checks)
+        stats = streaming.scan_runs(lambda: [runs.reset_index(drop=True)], source, **checks,
+                                    mapping=mapping)
     try:
         tensor = stats.panel(languages, backbones,
                              allow_missing_cells=panel["missing"] == "omit")

@@ -13,7 +13,8 @@ def main(smk):
     table = sources.read_source(value, files, panel.get("columns"),
                                 fields=sources.REQUIREMENT_FIELDS)
     source = files if isinstance(files, str) else sources.describe(value)
-    io.runs_from_requirements(table, source)  # validates keys, duplicates and 0/1 verdicts
+    # validates keys, duplicates and 0/1 verdicts, naming the user's columns
+    io.runs_from_requirements(table, source, panel.get("columns") or {})
     keep = io.REQUIREMENT_COLUMNS + [c for c in ["response_status"] if c in table.columns]
     log.info("%d requirement verdicts", len(table))
     write_parquet(table[keep], smk.output.requirements)

@@ -249,32 +249,41 @@ def with_single_framework(frame: pd.DataFrame) -> pd.DataFrame:
     return frame if "framework" in frame.columns else frame.assign(framework="single")
 
 
-def runs_from_requirements(requirements: pd.DataFrame, source) -> pd.DataFrame:
-    """Run scores ``100 x satisfied / requirements`` from requirement-level verdicts."""
+def runs_from_requirements(requirements: pd.DataFrame, source,
+                           mapping: dict | None = None) -> pd.DataFrame:
+    """Run scores ``100 x satisfied / requirements`` from requirement-level verdicts;
+    ``mapping``: the user's column names (standard -> user), which messages name."""
     own = list(requirements.columns)  # the rows shown in messages: not an added framework
     requirements = with_single_framework(requirements)
     absent = [c for c in REQUIREMENT_COLUMNS if c not in requirements.columns]
     if absent:
-        raise InputError(source, f"missing column(s) {absent}", f"columns {REQUIREMENT_COLUMNS}")
+        needed = [c for c in REQUIREMENT_COLUMNS if c != "framework"]
+        raise InputError(source, f"missing column(s) {column_names.listed(absent, mapping)}",
+                         f"columns {column_names.listed(needed, mapping)}")
     requirements = requirements.reset_index(drop=True)
     _check_rows(requirements, source, "requirement verdicts")
-    _check_keys(requirements, RUN_KEYS + ["requirement_id"], source, own)
+    _check_keys(requirements, RUN_KEYS + ["requirement_id"], source, own, mapping)
     words = requirements["satisfied"].astype(str).str.strip().str.lower()
     satisfied = pd.to_numeric(requirements["satisfied"].where(~words.isin(["true", "false"]),
                                                               words.eq("true").astype(int)),
                               errors="coerce")
     bad = ~satisfied.isin([0, 1])
     if bad.any():
-        raise InputError(source, f"{int(bad.sum())} value(s) of 'satisfied' are not 0/1",
-                         "satisfied in {0, 1} (or true/false)", file_rows(requirements, bad, own))
+        raise InputError(source, f"{int(bad.sum())} value(s) of "
+                         f"{column_names.named('satisfied', mapping)} are not 0/1",
+                         f"'{column_names.column('satisfied', mapping)}' in {{0, 1}} (or "
+                         "true/false)", column_names.user_rows(file_rows(requirements, bad, own),
+                                                               mapping))
     grouped = requirements.assign(satisfied=satisfied).groupby(RUN_KEYS, sort=False)["satisfied"]
     runs = grouped.agg(n_requirements="size", n_satisfied="sum").reset_index()
     runs["score"] = 100.0 * runs["n_satisfied"] / runs["n_requirements"]
     return runs
 
 
-def check_runs_agree(runs: pd.DataFrame, recomputed: pd.DataFrame, source, atol=1e-9) -> None:
-    """The given run table and the one recomputed from requirements must agree."""
+def check_runs_agree(runs: pd.DataFrame, recomputed: pd.DataFrame, source, atol=1e-9,
+                     mapping: dict | None = None) -> None:
+    """The given run table and the one recomputed from requirements must agree (the runs that
+    do not shown under the user's column names, ``mapping``)."""
     merged = runs.merge(recomputed[RUN_KEYS + ["score"]], on=RUN_KEYS, how="outer",
                         suffixes=("", "_requirements"), indicator=True)
     unmatched = merged["_merge"] != "both"
@@ -283,7 +292,8 @@ def check_runs_agree(runs: pd.DataFrame, recomputed: pd.DataFrame, source, atol=
         bad = merged.loc[unmatched | differs, RUN_KEYS + ["score", "score_requirements", "_merge"]]
         raise InputError(source, f"{len(bad)} run(s) disagree with the requirement table",
                          "each run's score = 100 x satisfied / requirements of its verdicts",
-                         bad.set_axis(range(1, len(bad) + 1)), rows_caption="disagreeing runs")
+                         column_names.user_rows(bad.set_axis(range(1, len(bad) + 1)), mapping),
+                         rows_caption="disagreeing runs")
 
 
 def order_labels(present, wanted, axis: str, source, mapping: dict | None = None

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import io
+from . import column_names, io
 from .checksums import verify as verify_checksum
 from .errors import InputError, say
 from .formats import SPREADSHEET_SUFFIXES, is_spreadsheet, spreadsheet_error
@@ -265,6 +265,7 @@ class SourceReader:
 
     def _batches(self, path: Path, kind: str, found: dict):
         from_path = {self.rename.get(name, name): value for name, value in found.items()}
+        in_path = {self.rename.get(name, name): name for name in found}  # as the path names it
         if kind in ("csv", "parquet"):
             batches = iter_table(path, self.mapping, self.text, self.batch_rows,
                                  parquet=kind == "parquet")
@@ -283,8 +284,9 @@ class SourceReader:
                 batch[name] = stripped_labels(batch[name])
             for name, value in from_path.items():
                 if name in batch.columns:
-                    raise InputError(path, f"field '{name}' comes from its path "
-                                     f"({self.label}) and from a column of the file",
+                    raise InputError(path, f"field '{in_path[name]}' comes from its path "
+                                     f"({self.label}) and from column "
+                                     f"'{column_names.column(name, self.mapping)}' of the file",
                                      "each field from one place: rename the column, or leave "
                                      "it out of the template")
                 code = np.full(len(batch), -1 if value is None else 0, np.int8)
@@ -295,7 +297,8 @@ class SourceReader:
     def _same_columns(self, path: Path, batch: pd.DataFrame, first):
         columns = sorted(batch.columns)
         if first is not None and columns != first[1]:
-            raise InputError(path, f"has the columns {columns}, but {first[0]} has {first[1]}",
+            own = [column_names.file_columns(names, self.mapping) for names in (columns, first[1])]
+            raise InputError(path, f"has the columns {own[0]}, but {first[0]} has {own[1]}",
                              "the same columns (fields) in every file of the source")
         return first or (path, columns)
 
