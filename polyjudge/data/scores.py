@@ -55,7 +55,8 @@ def score_error(source, check: str, n: int, rows, score_range,
         return InputError(source, f"{n} infinite score(s){where}", "finite scores", rows,
                           n_rows=n)
     if check == "outside":
-        low, high = score_range
+        # [0, 100] as the user wrote it, not [0.0, 100.0] (the console script's floats)
+        low, high = (int(float(x)) if float(x).is_integer() else x for x in score_range)
         return InputError(source, f"{n} score(s) outside [{low}, {high}]{where}",
                           f"scores in [{low}, {high}] ({say('score_range')})", rows,
                           n_rows=n)
