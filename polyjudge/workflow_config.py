@@ -5,10 +5,11 @@ a user's collections (``panels``, ...) replace the defaults, every other setting
 from the defaults, then each panel from ``panel_defaults`` and its stage's defaults.
 :func:`problems` lists everything that would stop a run, each as the line the user reads:
 unknown keys, the schema, panel settings, analyses a panel cannot run, ``calibrator:`` and
-``extends:`` links, collections (endpoints, conditions, tie probes, item tables) and stop
-targets. :func:`check` raises one :class:`ConfigError` listing them all, or returns the panels'
-stop targets. rules/common.smk calls :func:`complete` and :func:`check` once (and prints a
-ConfigError's message alone); nothing here needs Snakemake.
+``extends:`` links, the panels' own data files (``runs:`` sources and the like), collections
+(endpoints, conditions, tie probes, item tables) and stop targets. :func:`check` raises one
+:class:`ConfigError` listing them all, or returns the panels' stop targets. rules/common.smk
+calls :func:`complete` and :func:`check` once (and prints a ConfigError's message alone);
+nothing here needs Snakemake.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 from .analyses.stopping.targets import StopTarget, collection_target
 from .data.config import UNKNOWN_KEYS, fill_defaults, panel_problems, unknown_keys
 from .data.errors import InputError
+from .data.sources import source_inputs
 from .judges.protocols import missing_items_problem
 from .judges.rounds import check_stop, margin_range
 
@@ -40,6 +42,7 @@ SETTINGS = ("the config has panel settings no run can use (nothing was run):", N
 ANALYSES = ("the config asks for analyses these panels cannot run:",
             "  remove them from the panels' `analyses` lists")
 LINKS = ("the config's panels cannot apply or extend as asked (nothing was run):", None)
+SOURCES = ("the config's panels name data that is not there (nothing was run):", None)
 COLLECTIONS = ("collections:", None)
 
 
@@ -194,6 +197,55 @@ def link_problems(panels: dict, name: str, data_dir) -> list[str]:
     return problems
 
 
+def user_data(panel: dict) -> tuple[list[tuple[str, object]], list[tuple[str, str]]]:
+    """The data a (completed) panel reads from data_dir, as ``(key, value)``: its table sources
+    (``runs``, ``requirements``, ``verdicts``: a file, folder, glob, template, Hive folder or
+    Inspect logs) and its plain files (a preference panel's ``files``, a verdict panel's
+    texts, the tables of its analyses). Data a rule of the workflow makes is not among them: a
+    synthetic panel, a collection (``collect``), a judgment tree's flattened table (its
+    ``root`` is looked for by the rule that flattens it)."""
+    kind, analyses = panel["kind"], panel["analyses"]
+    tables, files = [], []
+    if kind == "judge_runs":
+        tables = [(key, panel[key]) for key in ("runs", "requirements") if panel.get(key)]
+    if kind == "pairwise_verdicts" and panel["source"] not in ("collection", "synthetic"):
+        tables = [("verdicts", panel["verdicts"])] if panel.get("verdicts") else []
+        if panel.get("reference_texts"):
+            files = [("reference_texts", panel["reference_texts"])] + [
+                (f"variant_texts.{name}.path", variant["path"])
+                for name, variant in _mappings(panel.get("variant_texts")).items()
+                if variant.get("path")]
+    if kind == "preference_margins" and "collect" not in panel:
+        files = [(f"files.{name}", path) for name, path in (panel.get("files") or {}).items()]
+    if panel.get("requirement_types") and "requirement_type" in analyses:
+        files.append(("requirement_types", panel["requirement_types"]))
+    if panel.get("anchor_sample") and "external" in analyses:
+        files.append(("anchor_sample", panel["anchor_sample"]))
+    return tables, files
+
+
+def source_problems(panels: dict, data_dir) -> list[str]:
+    """A panel's own data that is not there (:func:`user_data`): a table source that names no
+    file (a missing path, a glob or template that matches nothing, a folder without tables)
+    and a missing file, each with where it was looked for and the fix; said here, before any
+    job, rather than by Snakemake while it builds the jobs (as an input function's error)."""
+    problems = []
+    for name, panel in panels.items():
+        tables, files = user_data(panel)
+        for key, value in tables:
+            try:
+                source_inputs(value, data_dir)
+            except InputError as error:
+                problems.append(f"  panel '{name}': `{key}`: " + str(error).replace("\n",
+                                                                                  "\n    "))
+        problems += [f"  panel '{name}': `{key}: {value}` is not there (looked for "
+                     f"{(Path(data_dir) / value).resolve()}): fix the path (relative to "
+                     f"data_dir, here {Path(data_dir).resolve()}) or set data_dir to the folder "
+                     "that holds it" for key, value in files if not (Path(data_dir) / value)
+                     .is_file()]
+    return problems
+
+
 def collected(panels: dict, kind: str) -> list[str]:
     """Names of panels of ``kind`` whose data is collected from endpoints."""
     return [n for n, p in panels.items() if p["kind"] == kind and "collect" in p]
@@ -266,6 +318,7 @@ def sections(config: dict, data_dir, schema: dict) -> list[tuple[tuple, list[str
     found = [(SETTINGS, panel_problems(panels)), (ANALYSES, analysis_problems(panels)),
              (LINKS, [f"  panel '{name}': {problem}" for name in panels
                       for problem in link_problems(panels, name, data_dir)]),
+             (SOURCES, source_problems(panels, data_dir)),
              (COLLECTIONS, collection_problems(config, data_dir))]
     return [(kind, lines) for kind, lines in found if lines]
 

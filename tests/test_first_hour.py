@@ -395,8 +395,9 @@ def test_workflow_filtered_categoricals_one_language_and_an_unbalanced_panel(tmp
 
 @pytest.mark.slow
 def test_workflow_reversed_score_range_stops_at_start_up(tmp_path):
-    """Before any job or input function: a dry run stops on the panel's score_range (a
-    missing `runs:` path is named by source_inputs at the DAG, test above)."""
+    """Before any job or input function: a dry run stops on the panel's score_range, and
+    names the missing `runs:` path beside it, with where it was looked for (one start-up
+    message listing both; tests/test_missing_sources.py)."""
     import yaml
     (tmp_path / "data").mkdir()
     config = {"data_dir": "data", "simulation": {"scenarios": {}},
@@ -409,4 +410,6 @@ def test_workflow_reversed_score_range_stops_at_start_up(tmp_path):
     out = result.stdout + result.stderr
     assert result.returncode != 0 and "nothing was run" in out
     assert "panel 'mine': score_range [10, 1] has low >= high" in out and "[1, 10]" in out
-    assert "nodir" not in out  # stopped before the inputs were looked for
+    assert f"panel 'mine': `runs`: data/nodir: file or folder not found (looked for " \
+        f"{tmp_path / 'data' / 'nodir'})" in out
+    assert "InputFunctionException" not in out and "Traceback" not in out  # before the DAG

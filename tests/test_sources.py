@@ -350,10 +350,10 @@ def workflow_config(data: Path, panels: dict) -> dict:
             "simulation": {"scenarios": {}}}
 
 
-# problem -> where the workflow finds it: reading the files (ingest) or listing them, when the
-# DAG is built (ingest's input function), which stops the run before any job starts
+# problem -> where the workflow finds it: reading the files (ingest) or listing them, at
+# start-up (the config's check, tests/test_missing_sources.py), before any job starts
 BAD_SOURCES = {"duplicate": "ingest", "field": "ingest", "json": "ingest",
-               "header_only": "ingest", "no_match": "dag"}
+               "header_only": "ingest", "no_match": "start-up"}
 
 
 def bad_source(data: Path, problem: str) -> tuple[dict, list[str]]:
@@ -397,10 +397,10 @@ def bad_runs(tmp_path_factory) -> dict:
     """problem -> (workdir, its snakemake run, the texts its message must hold), one panel
     `bad_<problem>` per problem. The problems ingest finds share one run with --keep-going (each
     panel's ingest runs and fails on its own; one workflow start instead of one per problem);
-    one found when the DAG is built stops the whole run, so it has a run of its own."""
+    one found at start-up stops the whole run, so it has a run of its own."""
     from test_workflow import snakemake, write_config
     runs = {}
-    for stage in ("ingest", "dag"):
+    for stage in ("ingest", "start-up"):
         workdir = tmp_path_factory.mktemp(f"bad_sources_{stage}")
         data = workdir / "data"
         data.mkdir()

@@ -78,20 +78,23 @@ def inspect_log_files(logs, base_dir=None) -> list[Path]:
             matches = [Path(p) for p in glob.glob(str(path), recursive=True)]
             matches = [p for p in matches if p.is_file()]
             if not matches:
-                raise InputError(path, "matches no file", "a pattern that matches Inspect logs")
+                raise InputError(path, f"matches no file (looked for {path.absolute()})",
+                                 "a pattern that matches Inspect logs (check the path and "
+                                 "data_dir)")
         elif path.is_dir():
             matches = [p for p in path.rglob("*") if p.is_file()
                        and p.suffix in LOG_SUFFIXES and p.name not in BOOKKEEPING
                        and not any(part.startswith(".") for part in p.relative_to(path).parts)]
             if not matches:
                 raise InputError(path, "is a folder with no Inspect logs (no .eval or .json "
-                                 "file at any depth)", "a folder holding Inspect eval logs "
-                                 "(check the path and data_dir)")
+                                 f"file at any depth under {path.resolve()})", "a folder "
+                                 "holding Inspect eval logs (check the path and data_dir)")
         elif path.is_file():
             matches = [path]
         else:
-            raise InputError(path, "not found", "an Inspect log file (.eval or .json) or a "
-                             "folder of logs (check the path and data_dir)")
+            raise InputError(path, f"not found (looked for {path.resolve()})", "an Inspect log "
+                             "file (.eval or .json) or a folder of logs (check the path and "
+                             "data_dir)")
         found.update((p, None) for p in sorted(matches))
     return sorted(found)
 
