@@ -109,6 +109,20 @@ def run_as_user(command: str, cwd: Path, timeout: int):
     return result
 
 
+def dry_run_in(folder: Path, config: dict, config_name: str = "my.yaml"):
+    """``snakemake -n`` of this repository's Snakefile as a user starts it from ``folder``, with
+    ``config`` written there as ``config_name``: the finished process (output captured)."""
+    import subprocess
+    import sys
+
+    import yaml
+    (folder / config_name).write_text(yaml.safe_dump(config))
+    return subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "2", "-s",
+                           str(Path(__file__).resolve().parents[1] / "Snakefile"),
+                           "--configfile", config_name],
+                          cwd=folder, capture_output=True, text=True)
+
+
 def once_per_run(tmp_path_factory, name: str, build) -> Path:
     """``build(tmp_path_factory)``'s folder, made once for the whole test run, also when
     pytest-xdist runs it in several processes (pyproject's addopts): the first process to ask

@@ -3,11 +3,11 @@ any depth of a config is named with the key meant, and every command written in 
 docstring or doc parses as meant. The mistakes in a user's tables are tests/test_first_hour.py."""
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import dry_run_in
 from polyjudge import cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -90,7 +90,6 @@ def test_a_typo_in_a_users_config_stops_the_run_with_the_message_alone(tmp_path)
     """Snakemake framed the message as "ValueError in file .../rules/common.smk, line 30" and
     traceback lines, as if the workflow were at fault: the user now reads the message alone,
     and the key it offers runs."""
-    import yaml
     (tmp_path / "my_data").mkdir()
     (tmp_path / "my_data" / "my_runs.csv").write_text(
         "prompt_id,lang,judge_model,pct\n" + "".join(
@@ -102,12 +101,7 @@ def test_a_typo_in_a_users_config_stops_the_run_with_the_message_alone(tmp_path)
     config = {"data_dir": "my_data", "panels": {"mine": panel},
               "simulation": {"scenarios": {}}}
 
-    def dry_run():
-        (tmp_path / "my.yaml").write_text(yaml.safe_dump(config))
-        return subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "2", "-s",
-                               str(REPO / "Snakefile"), "--configfile", "my.yaml"],
-                              cwd=tmp_path, capture_output=True, text=True)
-    result = dry_run()
+    result = dry_run_in(tmp_path, config)
     out = result.stdout + result.stderr
     assert result.returncode == 1, out
     found = re.search(r"unknown key 'score_rnage' at panels\.mine\.score_rnage: did you mean "
@@ -116,7 +110,7 @@ def test_a_typo_in_a_users_config_stops_the_run_with_the_message_alone(tmp_path)
     assert "Error in file" not in out and "Traceback" not in out and "common.smk" not in out
     assert not re.search(r'^\s*File "', out, re.M), out  # no traceback line
     panel[found.group(1)] = panel.pop("score_rnage")  # the key the message offers
-    fixed = dry_run()
+    fixed = dry_run_in(tmp_path, config)
     assert fixed.returncode == 0, fixed.stdout[-2000:] + fixed.stderr[-2000:]
 
 

@@ -3,8 +3,6 @@ is at fault and a fix that works, at every place a table enters (API, Calibrator
 read_runs, workflow). A misspelt config key and the commands written in the docs are
 tests/test_config_typos_and_written_commands.py."""
 import json
-import subprocess
-import sys
 from pathlib import Path
 import zipfile
 
@@ -13,6 +11,7 @@ import pandas as pd
 import pytest
 
 import polyjudge
+from conftest import dry_run_in
 from polyjudge import cli
 from polyjudge.analyses.synthetic import simulate_panel
 from polyjudge.data import io
@@ -398,15 +397,11 @@ def test_workflow_reversed_score_range_stops_at_start_up(tmp_path):
     """Before any job or input function: a dry run stops on the panel's score_range, and
     names the missing `runs:` path beside it, with where it was looked for (one start-up
     message listing both; tests/test_missing_sources.py)."""
-    import yaml
     (tmp_path / "data").mkdir()
     config = {"data_dir": "data", "simulation": {"scenarios": {}},
               "panels": {"mine": {"kind": "judge_runs", "runs": "nodir", "analyses": ["cbc"],
                                   "score_range": [10, 1]}}}
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "2", "-s",
-                             str(REPO / "Snakefile"), "--configfile", "config.yaml"],
-                            cwd=tmp_path, capture_output=True, text=True)
+    result = dry_run_in(tmp_path, config, "config.yaml")
     out = result.stdout + result.stderr
     assert result.returncode != 0 and "nothing was run" in out
     assert "panel 'mine': score_range [10, 1] has low >= high" in out and "[1, 10]" in out

@@ -7,14 +7,11 @@ a list, a preference panel's files, a verdict table and its texts, the tables of
 a rule makes (synthetic panels, collections, a judgment tree's flattened table) is not looked
 for."""
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
-from conftest import start_up_refusal
+from conftest import dry_run_in, start_up_refusal
 
 REPO = Path(__file__).resolve().parents[1]
 COLUMNS = {"task": "prompt_id", "language": "lang", "backbone": "judge_model", "score": "pct"}
@@ -123,12 +120,7 @@ def test_a_missing_source_stops_snakemake_with_the_message_alone(tmp_path):
     data = user_folder(tmp_path)
     panels = {name: MISSING[name][0] for name in ("file", "glob", "template", "inspect")}
 
-    def dry_run():
-        (tmp_path / "my.yaml").write_text(yaml.safe_dump(config_of(panels)))
-        return subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "2", "-s",
-                               str(REPO / "Snakefile"), "--configfile", "my.yaml"],
-                              cwd=tmp_path, capture_output=True, text=True)
-    result = dry_run()
+    result = dry_run_in(tmp_path, config_of(panels))
     out = result.stdout + result.stderr
     assert result.returncode == 1, out
     for name in panels:
@@ -138,5 +130,5 @@ def test_a_missing_source_stops_snakemake_with_the_message_alone(tmp_path):
     assert "Building DAG" not in out  # stopped before the jobs were built
     (data / "my_runs.csv").write_text(RUNS)  # the fix: the file where it was looked for
     panels = {"file": panels["file"]}
-    fixed = dry_run()
+    fixed = dry_run_in(tmp_path, config_of(panels))
     assert fixed.returncode == 0, fixed.stdout[-2000:] + fixed.stderr[-2000:]
