@@ -229,20 +229,21 @@ def source_problems(panels: dict, data_dir) -> list[str]:
     file (a missing path, a glob or template that matches nothing, a folder without tables)
     and a missing file, each with where it was looked for and the fix; said here, before any
     job, rather than by Snakemake while it builds the jobs (as an input function's error)."""
-    problems = []
+    problems, base = [], Path(data_dir)
     for name, panel in panels.items():
         tables, files = user_data(panel)
         for key, value in tables:
             try:
                 source_inputs(value, data_dir)
             except InputError as error:
-                problems.append(f"  panel '{name}': `{key}`: " + str(error).replace("\n",
-                                                                                  "\n    "))
-        problems += [f"  panel '{name}': `{key}: {value}` is not there (looked for "
-                     f"{(Path(data_dir) / value).resolve()}): fix the path (relative to "
-                     f"data_dir, here {Path(data_dir).resolve()}) or set data_dir to the folder "
-                     "that holds it" for key, value in files if not (Path(data_dir) / value)
-                     .is_file()]
+                indented = str(error).replace("\n", "\n    ")
+                problems.append(f"  panel '{name}': `{key}`: {indented}")
+        for key, value in files:
+            if not (base / value).is_file():
+                problems.append(f"  panel '{name}': `{key}: {value}` is not there (looked for "
+                                f"{(base / value).resolve()}): fix the path (relative to "
+                                f"data_dir, here {base.resolve()}) or set data_dir to the "
+                                "folder that holds it")
     return problems
 
 

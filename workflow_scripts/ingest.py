@@ -89,9 +89,10 @@ def provenance(panel, inputs):
     its seed says how it was made; a panel that extends another adds that panel's files."""
     if panel["kind"] == "synthetic":
         return {}, {"rule": "simulate_panel", "seed": panel.get("seed")}
-    skip = ("requirements",) if panel["kind"] == "judgment_tree" else ("base_runs", "base_cells")
-    files = input_files({k: v for k, v in inputs.items()
-                         if k not in skip and k != "base_manifest"})
+    intermediates = {"base_runs", "base_cells", "base_manifest"}  # of an extended panel
+    if panel["kind"] == "judgment_tree":
+        intermediates.add("requirements")  # the flattened table of the JSON files listed
+    files = input_files({k: v for k, v in inputs.items() if k not in intermediates})
     simulated = None
     if "base_manifest" in inputs:
         base = json.loads(Path(inputs["base_manifest"]).read_text(encoding="utf-8"))
