@@ -61,8 +61,8 @@ def in_column(standard: str, mapping: dict | None) -> str:
 
 def file_columns(columns, mapping: dict | None) -> list[str]:
     """The file's own column names, from the columns after renaming."""
-    named = user_names(mapping)
-    return [named.get(c, c) for c in columns]
+    users = user_names(mapping)
+    return [users.get(c, c) for c in columns]
 
 
 def missing_columns_error(source, absent: list[str], columns, required: list[str],
@@ -75,11 +75,11 @@ def missing_columns_error(source, absent: list[str], columns, required: list[str
                           f"renaming with {say('columns')})",
                           f"columns {required}: map your own names to these with "
                           f"{say('columns')} (e.g. {say('column example')})")
-    named, own = user_names(mapping), file_columns(columns, mapping)
-    free = [c for c in own if c not in named.values()]  # file columns no name is mapped to
+    users, own = user_names(mapping), file_columns(columns, mapping)
+    free = [c for c in own if c not in users.values()]  # file columns no name is mapped to
     wanted, fixes = [], []
     for standard in absent:
-        user = named.get(standard)
+        user = users.get(standard)
         wanted.append(f"{standard} (your '{user}')" if user else standard)
         near = did_you_mean(user or standard, free)
         fix = say("column fix", standard, near or "<column>")
