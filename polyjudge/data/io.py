@@ -22,7 +22,6 @@ import pandas as pd
 
 from . import column_names
 from .checksums import verify as verify_checksum
-from .column_names import duplicate_error, empty_key_error
 from .errors import InputError, file_rows, reads_files, say
 from .formats import is_spreadsheet, spreadsheet_error
 from .panel import Panel
@@ -192,12 +191,12 @@ def _check_keys(frame: pd.DataFrame, keys: list[str], source, own=None,
     for key in keys:
         empty = empty_labels(frame[key])
         if empty.any():
-            raise empty_key_error(source, key, int(empty.sum()), file_rows(frame, empty, own),
-                                  mapping)
+            raise column_names.empty_key_error(source, key, int(empty.sum()),
+                                               file_rows(frame, empty, own), mapping)
     duplicated = frame.duplicated(keys, keep=False)
     if duplicated.any():
-        raise duplicate_error(source, keys, int(duplicated.sum()),
-                              file_rows(frame, duplicated, own), mapping)
+        raise column_names.duplicate_error(source, keys, int(duplicated.sum()),
+                                           file_rows(frame, duplicated, own), mapping)
 
 
 def validate_runs(frame: pd.DataFrame, source, score_range=(0.0, 100.0),
