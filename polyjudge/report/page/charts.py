@@ -176,8 +176,8 @@ def small_multiples(cid: str, frame: pd.DataFrame, x: str, y: str, low: str, hig
         row["judge"], row[x] = str(row["judge"]), str(row[x])
     conditions = _order(frame, x) if len(frame) else []
     judges = _order(frame, "judge") if len(frame) else []
-    widest = max((frame.loc[frame["judge"].astype(str) == j, x].nunique() for j in judges),
-                 default=1)
+    widest = (int(frame.groupby(frame["judge"].astype(str))[x].nunique().max())
+              if len(frame) else 1)  # the most conditions one judge has
     columns, width = _grid(len(judges) or 1, widest)
     layer = {
         "encoding": {"x": {"field": x, "type": "nominal", "sort": conditions, "title": None},
