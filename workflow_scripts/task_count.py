@@ -11,9 +11,9 @@ log = logging.getLogger("polyjudge.task_count")
 def main(smk):
     panel = io.read_panel(smk.input.tensor)
     settings = smk.params.settings
-    n_values, skipped = panel_task_counts(settings["n_values"], len(panel.tasks))
-    if skipped:
-        log.warning(skipped)
+    n_values, note = panel_task_counts(settings["n_values"], len(panel.tasks))
+    if note:  # which values the panel is too small for, and the setting that fits it
+        log.warning(note)
     beta_true = None
     if "beta_true" in smk.input.keys():
         truth = io.read_table(smk.input.beta_true)
