@@ -7,13 +7,11 @@ Snakemake stops the workflow and removes the step's partial outputs.
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
-from pathlib import Path
 
-import numpy as np
+from .data import jsonfile
 
 MESSAGES_VARIABLE = "POLYJUDGE_MESSAGES"
 """Set by :func:`run_step` in a rule script's process: :func:`polyjudge.data.errors.say` then words
@@ -44,18 +42,11 @@ def run_step(main, smk) -> None:
     log.info("done")
 
 
-def _plain(value):
-    """JSON encoder for numpy scalars and arrays."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"cannot write {type(value).__name__} to JSON")
-
-
-def write_json(data: dict, path) -> None:
-    """Write a small result as indented JSON in insertion order (byte-stable across runs)."""
-    Path(path).write_text(json.dumps(data, indent=2, sort_keys=False, default=_plain) + "\n")
+def write_json(data: dict, path, reasons: dict | None = None) -> None:
+    """Write a small result as indented, strict JSON in insertion order (byte-stable across
+    runs): a number that is not finite is written as null, with its reason (``reasons``: by
+    key or path) under ``undefined`` (:mod:`polyjudge.data.jsonfile`)."""
+    jsonfile.write_json(data, path, reasons)
 
 
 def write_csv(frame, path) -> None:

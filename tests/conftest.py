@@ -160,6 +160,22 @@ def readme_reproduction(tmp_path_factory) -> Path:
     return once_per_run(tmp_path_factory, "readme_reproduction", _readme_reproduction)
 
 
+# --- every JSON a workflow wrote is strict JSON -------------------------------------------------
+def assert_strict_json(results: Path) -> int:
+    """Parse every ``*.json`` under ``results`` as a browser does (``NaN`` and ``Infinity`` are
+    not JSON); fails naming each file that is not strict JSON. Returns how many were read."""
+    from polyjudge.data.jsonfile import strict_loads
+    paths = sorted(Path(results).rglob("*.json"))
+    bad = []
+    for path in paths:
+        try:
+            strict_loads(path.read_text(encoding="utf-8"))
+        except ValueError as error:
+            bad.append(f"{path.relative_to(results)}: {error}")
+    assert not bad, "not strict JSON:\n" + "\n".join(bad)
+    return len(paths)
+
+
 # --- the start-up check, in this process -----------------------------------------------------
 def start_up_refusal(config: dict, data_dir) -> str:
     """The error common.smk raises at start-up, before any job, for ``config`` (a user's config

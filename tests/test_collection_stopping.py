@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from conftest import assert_strict_json
 from judge_items import pointwise_items
 from judge_server import JudgeServer
 from test_judges_workflow import PRICES, REPO, SCORERS, SECRET, collection_config, \
@@ -74,6 +75,8 @@ def test_stopped_collection_continues_resumes_and_feeds_the_analyses(tmp_path):
         assert rounds["stop"].sum() == 1 and last["max_beta_halfwidth"] <= 1.0
         # no interval before 20 informative items: the first round's widths are infinite
         assert rounds.loc[0, "max_beta_halfwidth"] == float("inf")
+        assert "with no interval yet" in rounds.loc[0, "reason"]
+        assert assert_strict_json(tmp_path / "results") >= 1
         assert list(rounds["items"]) == [8 * (r + 1) for r in range(len(rounds))]
         assert last["items"] < 40
         # call for call: every round's calls are its items' whole blocks, each answered once

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 import yaml
+from conftest import assert_strict_json
 from judge_items import pairwise_items, pointwise_items
 from judge_server import JudgeServer
 
@@ -143,6 +144,7 @@ def test_judge_ls_collection_recovers_planted_judges(collected):
     server, folder = collected.ls_server, collected.folder
     assert server.authorization == {f"Bearer {SECRET}"}
     assert no_repeated_answers(server)
+    assert assert_strict_json(folder / "results") >= 1
     faults = pd.Series([e["status"] for e in server.log]).value_counts()
     assert faults[429] > 0 and faults[500] > 0
     out = folder / "results" / "ls"

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from snapshot import copy_repository
-from conftest import readme_command, run_as_user
+from conftest import assert_strict_json, readme_command, run_as_user
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
@@ -40,6 +40,16 @@ def test_readme_first_command_reproduces_the_claims_table(readme_reproduction):
     assert len(claims) == total
     assert (counts.get("reproduced", 0), counts.get("differs", 0),
             counts.get("not computed", 0)) == (reproduced, differs, not_computed)
+
+
+@pytest.mark.slow
+def test_every_json_of_the_reproduction_is_strict_json(readme_reproduction):
+    # the ANOVA's untested rows were NaN; now null, with the reason under "undefined"
+    assert assert_strict_json(readme_reproduction / "results") >= 20
+    anova = json.loads((readme_reproduction / "results/devai/diagnostics/three_way.json")
+                       .read_text())
+    assert anova["table"][-1]["f"] is None
+    assert anova["undefined"]["table[7].f"].startswith("no F test")
 
 
 def sha256(path: Path) -> str:

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import DATA, DEVAI_DIR, start_up_refusal
+from conftest import DATA, DEVAI_DIR, assert_strict_json, start_up_refusal
 from polyjudge.analyses.simulation import RANK_COVERAGE_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -110,6 +110,7 @@ def test_own_data_end_to_end(own_runs):
     assert rankings.groupby("backbone")["rank_cbc"].nunique().eq(1).all()
     for log in ["ingest", "cbc"]:
         assert "done" in (out / "logs" / f"{log}.log").read_text()
+    assert assert_strict_json(tmp_path / "results") >= 8
     # a second run has nothing to do
     again = snakemake(tmp_path, "--configfile", str(config), "-n")
     assert "Nothing to be done" in again.stdout + again.stderr

@@ -72,11 +72,12 @@ def main(smk):
         table = pd.concat(tables, ignore_index=True)
         scores = rounds.margin_array(table, order[:end], languages, collect["judges"])
         status = stopping_status(scores, target, languages, collect["judges"])
-        rows.append(rounds.round_row(number, end, table, status, active))
-        log.info("round %d: %d items, %d calls, $%.4f, widest beta half-width %.4g, %d pair(s) "
+        rows.append(rounds.round_row(number, end, table, status, active, target))
+        log.info("round %d: %d items, %d calls, $%.4f, widest beta half-width %s, %d pair(s) "
                  "undecided: %s", number, end, rows[-1]["calls"], rows[-1]["cost_usd"],
-                 rows[-1]["max_beta_halfwidth"], rows[-1]["undecided_pairs"],
-                 "stop (" + status.reason + ")" if status.stop else "go on")
+                 rounds.halfwidth_text(rows[-1]["max_beta_halfwidth"]),
+                 rows[-1]["undecided_pairs"],
+                 "stop (" + status.reason + ")" if status.stop else "go on: " + status.reason)
         start = end
         if status.stop:
             break

@@ -1,9 +1,8 @@
 """Seeded synthetic Judge-LS protocol (EN / ZH / code-switched, tie probes) with its truth."""
-import json
 import logging
 
 from polyjudge.analyses.judge_ls import simulate_audit_texts, simulate_judge_ls
-from polyjudge.scripting import run_step, write_parquet
+from polyjudge.scripting import run_step, write_json, write_parquet
 
 log = logging.getLogger("polyjudge.simulate_judge_ls")
 
@@ -14,9 +13,8 @@ def main(smk):
                                         unparseable_rate=panel["unparseable_rate"])
     log.info("%d synthetic judgments by %d judges", len(verdicts), verdicts["judge"].nunique())
     write_parquet(verdicts, smk.output.verdicts)
-    with open(smk.output.truth, "w") as handle:
-        json.dump({name: frame.to_dict(orient="records") for name, frame in truth.items()},
-                  handle, indent=1)
+    write_json({name: frame.to_dict(orient="records") for name, frame in truth.items()},
+               smk.output.truth)
     items = verdicts[["item", "subset"]].drop_duplicates()
     for condition, kind in [("zh", "full"), ("cs", "code_switched")]:
         # one seed for both kinds: the same reference texts, translated two ways

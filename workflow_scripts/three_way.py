@@ -6,6 +6,9 @@ from polyjudge.data import shape
 from polyjudge.scripting import run_step, write_json
 
 log = logging.getLogger("polyjudge.three_way")
+ANOVA_BLANKS = {"f": "no F test: the residual and total rows are not tested",
+                "p": "no F test: the residual and total rows are not tested",
+                "ms": "no mean square: the total row is the sum of the others"}
 
 
 def main(smk):
@@ -18,7 +21,7 @@ def main(smk):
                                 smk.config["panels"][smk.wildcards.panel]["analyses"])
     result = three_way_anova(array.values, smk.params.alpha)
     log.info("\n%s", result.table.to_string(index=False))
-    write_json(result.to_dict(), smk.output.summary)
+    write_json(result.to_dict(), smk.output.summary, reasons=ANOVA_BLANKS)
 
 
 run_step(main, snakemake)

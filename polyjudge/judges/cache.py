@@ -20,11 +20,14 @@ import logging
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ..data import jsonfile
+
 log = logging.getLogger("polyjudge.judges.cache")
 
 
 def canonical_json(value) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """Strict, compact JSON with sorted keys: a request's key and a stored line."""
+    return jsonfile.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def call_key(identity: dict, messages: list[dict], response_format: dict | None = None,

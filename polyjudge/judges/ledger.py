@@ -37,6 +37,7 @@ import socket
 import time
 from pathlib import Path
 
+from ..data import jsonfile
 from .cache import spent
 
 STALE_SECONDS = 3600.0
@@ -106,7 +107,7 @@ class Ledger:
             self.offset = handle.tell()
 
     def _append(self, handle, entry: dict) -> None:
-        text = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
+        text = (jsonfile.dumps(entry, separators=(",", ":")) + "\n").encode()
         handle.write(text)
         self.offset += len(text)
         self._read_entry(entry)

@@ -19,8 +19,8 @@ import pandas as pd
 from .protocols import POINTWISE
 
 STOPPING_COLUMNS = ["round", "items", "calls", "calls_made_this_run", "cost_usd",
-                    "max_beta_halfwidth", "undecided_pairs", "undecided", "active_judges",
-                    "stop", "reason"]
+                    "max_beta_halfwidth", "target_beta_halfwidth", "undecided_pairs",
+                    "undecided", "active_judges", "stop", "reason"]
 TARGET_KEYS = ("beta_halfwidth", "decisions")
 
 
@@ -114,17 +114,25 @@ def margin_array(calls: pd.DataFrame, ids, languages, judges) -> np.ndarray:
     return values.reshape(len(ids), len(languages), len(judges))
 
 
-def round_row(round_number: int, items: int, calls: pd.DataFrame, status, active) -> dict:
+def round_row(round_number: int, items: int, calls: pd.DataFrame, status, active,
+              target) -> dict:
     """One row of ``stopping.csv``: what was collected after this round, the judges called on
-    its items (``active``) and what it decided."""
+    its items (``active``) and what it decided; ``max_beta_halfwidth`` is infinite while a
+    cell has no interval yet."""
     done = calls[calls["status"].isin(["ok", "parse_failure"])].drop_duplicates("key")
     undecided = list(status.undecided_pairs)
     return {"round": round_number, "items": items, "calls": len(done),
             "calls_made_this_run": int((~done["cached"]).sum()),
             "cost_usd": float(done["cost"].sum()),
             "max_beta_halfwidth": float(status.max_beta_halfwidth),
+            "target_beta_halfwidth": target.beta_halfwidth,
             "undecided_pairs": len(undecided), "undecided": "; ".join(undecided),
             "active_judges": "; ".join(active), "stop": bool(status.stop), "reason": status.reason}
+
+
+def halfwidth_text(halfwidth: float) -> str:
+    """A half-width for a log or a message; an infinite one is no interval yet."""
+    return f"{halfwidth:.4g}" if np.isfinite(halfwidth) else "none yet (no interval)"
 
 
 def unmet_message(panel: str, target, row: dict, n_design: int) -> str:
@@ -134,7 +142,7 @@ def unmet_message(panel: str, target, row: dict, n_design: int) -> str:
              else "the item table")
     text = (f"{panel}: the target ({describe_target(target)}) was not met within {limit} "
             f"({row['items']} items, {row['calls']} calls, ${row['cost_usd']:.4f}): the widest "
-            f"beta half-width reached is {row['max_beta_halfwidth']:.4g}")
+            f"beta half-width reached is {halfwidth_text(row['max_beta_halfwidth'])}")
     if target.beta_halfwidth is not None:
         text += f" (target {target.beta_halfwidth})"
     if row["undecided_pairs"]:

@@ -359,6 +359,14 @@ def stopping_status(scores: np.ndarray, target, languages=None, backbones=None
                               n_complete, used)
 
 
+def not_yet(target) -> str:
+    """Why a quantity has no interval yet under ``target``'s sequence."""
+    if target.sequence == "asymptotic":
+        return (f"the asymptotic sequence needs {MIN_INFORMATIVE} items with a nonzero "
+                "contrast, and a spread")
+    return "no item has its cells yet"
+
+
 def status_from_bounds(plan, est, lower, upper, ok, target, n_items, n_complete, used
                        ) -> StopStatus:
     """The StopStatus of one evaluation (shared with the replay's checks)."""
@@ -381,10 +389,13 @@ def status_from_bounds(plan, est, lower, upper, ok, target, n_items, n_complete,
                             if target.beta_halfwidth is not None else [])
                            + (["all pairs settled"] if len(pairs) else []))
     else:
-        open_beta = int((~tested.loc[tested["kind"] == "beta", "settled"]).sum())
+        open_cells = tested[(tested["kind"] == "beta") & ~tested["settled"]]
+        no_interval = int((~open_cells["valid"]).sum())
+        wider = len(open_cells) - no_interval
         reason = "continuing: " + ", ".join(
-            ([f"{open_beta} beta cell(s) wider than {target.beta_halfwidth}"]
-             if open_beta else [])
+            ([f"{no_interval} beta cell(s) with no interval yet ({not_yet(target)})"]
+             if no_interval else [])
+            + ([f"{wider} beta cell(s) wider than {target.beta_halfwidth}"] if wider else [])
             + ([f"{len(undecided)} pair(s) undecided"] if undecided else []))
     return StopStatus(n_items=int(n_items), n_complete_items=int(n_complete),
                       stop=met and n_items >= target.min_items, reason=reason,

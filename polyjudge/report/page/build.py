@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import jinja2
 import pandas as pd
 
 from ... import __version__
+from ...data import jsonfile
 from .charts import CONFIG, heatmap
 from .results_folder import Results, rows
 from .diff import run_diff
@@ -57,7 +57,7 @@ def page_data(results, panels=None, available=None, config_sha256=None) -> dict:
 
 def _script_json(data) -> str:
     """JSON safe inside a <script> element: no ``<``, ``>`` or ``&`` characters at all."""
-    text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    text = jsonfile.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 

@@ -201,3 +201,55 @@ def small_multiples(cid: str, frame: pd.DataFrame, x: str, y: str, low: str, hig
     spec = _spec({"concat": charts, "columns": columns,
                   "resolve": {"scale": {"y": "shared"}, "axis": {"x": "independent"}}}, data)
     return _chart(cid, title, spec)
+
+
+NO_INTERVAL = "no interval yet"
+
+
+def stopping_chart(cid: str, stopping: pd.DataFrame) -> dict:
+    """The widest beta half-width after each round of a stopped collection (``stopping.csv``)
+    against the items drawn, with the target as a dashed rule and the stopping round ringed.
+    A round whose sequence has no interval yet (an infinite half-width) is an open triangle
+    at the top of the axis labelled "no interval yet", so the axis stays finite."""
+    width = pd.to_numeric(stopping["max_beta_halfwidth"], errors="coerce")
+    target = (pd.to_numeric(stopping["target_beta_halfwidth"], errors="coerce").dropna()
+              if "target_beta_halfwidth" in stopping else pd.Series(dtype=float))
+    finite = width[np.isfinite(width)]
+    top = max([*finite, *target, 0.0]) * 1.25 or 1.0
+    data = []
+    for row, value in zip(stopping.to_dict("records"), width):
+        defined = bool(np.isfinite(value))
+        data.append({"round": int(row["round"]), "items": int(row["items"]),
+                     "calls": int(row["calls"]), "cost (USD)": round(float(row["cost_usd"]), 4),
+                     "half-width": round(float(value), 4) if defined else NO_INTERVAL,
+                     "shown": float(value) if defined else top,
+                     "interval": "yes" if defined else NO_INTERVAL,
+                     "stopped": "yes" if bool(row["stop"]) else "no",
+                     "reason": str(row["reason"])})
+    tooltip = [{"field": f} for f in ("round", "items", "calls", "cost (USD)", "half-width",
+                                      "interval", "stopped", "reason")]
+    x = {"field": "items", "type": "quantitative", "title": "items drawn",
+         "axis": {"tickCount": 6}, "scale": {"padding": 12}}
+    y = {"field": "shown", "type": "quantitative", "title": "widest beta half-width",
+         "scale": {"domain": [0, top * 1.08], "nice": False}}
+    defined_only = [{"filter": {"field": "interval", "equal": "yes"}}]
+    layers = [
+        {"transform": defined_only, "mark": {"type": "line", "color": OKABE_ITO[0]},
+         "encoding": {"x": x, "y": y}},
+        {"transform": defined_only, "mark": {"type": "point", "filled": True, "size": 50,
+                                             "color": OKABE_ITO[0]},
+         "encoding": {"x": x, "y": y, "tooltip": tooltip}},
+        {"transform": [{"filter": {"field": "interval", "equal": NO_INTERVAL}}],
+         "mark": {"type": "point", "shape": "triangle-up", "size": 80, "color": "#555"},
+         "encoding": {"x": x, "y": y, "tooltip": tooltip}},
+        {"transform": [{"filter": {"field": "interval", "equal": NO_INTERVAL}}],
+         "mark": {"type": "text", "align": "left", "dx": 8, "fontSize": 11, "color": "#555"},
+         "encoding": {"x": x, "y": y, "text": {"field": "interval"}}},
+        {"transform": [{"filter": {"field": "stopped", "equal": "yes"}}],
+         "mark": {"type": "point", "size": 260, "strokeWidth": 1.5, "color": "#333"},
+         "encoding": {"x": x, "y": y}}]
+    if len(target):
+        layers.append({"mark": {"type": "rule", "strokeDash": [4, 3], "color": "#777"},
+                       "encoding": {"y": {"datum": float(target.iloc[0])}}})
+    spec = _spec({"layer": layers, "width": 360, "height": 200}, data)
+    return _chart(cid, "Widest beta half-width after each round (dashed: the target)", spec)

@@ -20,22 +20,24 @@ PER_LANGUAGE, POOLED = "per language", "pooled over languages"
 SCORE, VERDICT = "score", "verdict"
 
 
-def col(key, label=None, type="num", digits=3, low=None, high=None) -> dict:
-    """A column of a page table; an ``interval`` shows ``[low, high]`` from two file columns."""
+def col(key, label=None, type="num", digits=3, low=None, high=None, missing=None) -> dict:
+    """A column of a page table; an ``interval`` shows ``[low, high]`` from two file columns;
+    ``missing``: what an empty cell means (shown instead of a dash, e.g. "no interval yet")."""
     column = {"key": key, "label": label or key, "type": type, "digits": digits}
     if type == "interval":
         column.update(low=low, high=high)
+    if missing:
+        column["missing"] = missing
     return column
 
 
 def _plain(value):
-    """A cell for JSON: NaN and missing as None, numpy scalars as Python values."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
+    """A cell for JSON: NaN, infinities and missing as None, numpy scalars as Python values
+    (what an empty cell means is the column's ``missing`` text or the table's note)."""
     if hasattr(value, "item"):
         value = value.item()
-        if isinstance(value, float) and math.isnan(value):
-            return None
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return None
     return value
 
 

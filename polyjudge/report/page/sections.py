@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...analyses.stopping.targets import MIN_INFORMATIVE
 from . import charts
 from .verdict import verdict, who_wins_where
 from .results_folder import (ACCURACY_COLUMNS, BETA_COLUMNS, CLAIM_COLUMNS, CMI_COLUMNS,
@@ -227,25 +228,48 @@ def judge_ls_section(res: Results, name: str) -> dict | None:
                     warning=warning)
 
 
+NO_INTERVAL_YET = {"max_beta_halfwidth": charts.NO_INTERVAL, "sequence_low": charts.NO_INTERVAL,
+                   "sequence_high": charts.NO_INTERVAL, "halfwidth": charts.NO_INTERVAL}
+"""Collection columns whose empty (infinite) cells mean the sequence has no interval yet."""
+INTERVAL_LABELS = {
+    "sequence": "sequence_low / sequence_high: the confidence sequence at the stop, valid at "
+                "any stopping time.",
+    "fixed_n_band": "fixed_n_band_low / fixed_n_band_high: the task-bootstrap band of the "
+                    "items collected, valid for a sample size fixed in advance only (not at a "
+                    "data-dependent stop), for comparison."}
+"""intervals.csv's label columns, the same text on every row: said once, in the table's note."""
+
+
 def collections_section(res: Results, name: str) -> dict | None:
-    tables = []
+    tables, charts_ = [], []
     for key, title in (("plan", "Plan"), ("forecast", "Forecast to the stopping target"),
                        ("usage", "Actual usage and cost"),
                        ("status", "Call outcomes (parse failures)"),
-                       ("stopping", "Rounds of a collection stopped at a precision")):
+                       ("stopping", "Rounds of a collection stopped at a precision"),
+                       ("intervals", "Intervals at the stop")):
         source = f"{name}/collect/{key}.csv"
         frame = res.csv(source)
-        if frame is not None:
-            tables.append(table(f"{name}.collect_{key}", title, source, frame,
-                                _text_columns(frame), POOLED,
-                                {"backbone": [c for c in ("endpoint",) if c in frame]}))
+        if frame is None:
+            continue
+        columns = [c for c in _text_columns(frame) if c["key"] not in INTERVAL_LABELS]
+        if key in ("stopping", "intervals"):
+            columns = [dict(c, missing=NO_INTERVAL_YET[c["key"]]) if c["key"] in NO_INTERVAL_YET
+                       else c for c in columns]
+        note = (" ".join(INTERVAL_LABELS.values()) if key == "intervals" else "")
+        tables.append(table(f"{name}.collect_{key}", title, source, frame, columns, POOLED,
+                            {"backbone": [c for c in ("endpoint",) if c in frame]}, note))
+        if key == "stopping" and len(frame):
+            charts_.append(charts.stopping_chart(f"{name}.stopping_chart", frame))
     if not tables:
         return None
     note = ("The collection's plan beside what the calls used and cost, and each stage's call "
-            "outcomes; for a collection with a stopping target (collect.stop), the forecast and "
-            "one row per round: items, calls, cost, the widest half-width, the undecided pairs "
-            "and why it stopped.")
-    return _section("collections", "Collection", note, tables=tables)
+            "outcomes; for a collection with a stopping target (collect.stop), the forecast, "
+            "one row per round (items, calls, cost, the widest half-width, the undecided pairs "
+            "and why it stopped) and each quantity's confidence sequence at the stop. A round "
+            "says \"no interval yet\" while a sequence cannot claim one: the asymptotic "
+            f"sequence needs {MIN_INFORMATIVE} items with a nonzero contrast (docs/methods.md "
+            "10.7).")
+    return _section("collections", "Collection", note, tables=tables, charts_=charts_)
 
 
 def panel_data(res: Results, name: str) -> dict:

@@ -35,6 +35,7 @@
   }
   function show(row, c) {
     const v = row[c.key];
+    if (c.missing && (v === null || v === undefined)) return c.missing;
     switch (c.type) {
       case "interval": {
         const lo = row[c.low], hi = row[c.high];
