@@ -1,7 +1,8 @@
 """Build the repository's compact copy of the default panels' inputs from the origin data folder.
 
 Usage: ``python data/convert.py ORIGIN [--out DIR]`` where ORIGIN holds the origin folders
-(devai_ml_aaaj/, mrewardbench_panel/, llmbar/, cbc_paper_artifacts/, as described in each
+(devai_ml_aaaj/, devai_original/, mrewardbench_panel/, llmbar/, cbc_paper_artifacts/, as
+described in each
 folder's PROVENANCE.md) and DIR defaults to this script's folder. Writes every file listed below
 and the checksum manifest DIR/SHA256SUMS (``sha256sum`` format, paths relative to DIR).
 
@@ -49,6 +50,7 @@ TABLES = {
     **{f"mrewardbench_panel/{name}.csv": ["chosen_score", "rejected_score"]
        for name in ("claude_sonnet_4_6", "deepseek_v3_2", "gemini_3_flash_preview",
                     "gpt4o_2024_08_06", "gpt5_4")},
+    "devai_original/requirement_labels_long.csv": ["satisfied"],
     "llmbar/llmbar_judge_verdicts_long.csv": [
         "item_index", "label", "winner_noswap", "winner_swap", "score_1", "score_2"],
 }
