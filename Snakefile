@@ -17,6 +17,7 @@ RUN_STARTED = time.time()  # the end-of-run summary counts the results written s
 # and checks it once (polyjudge.workflow_config.check) before any stage is read.
 include: "rules/common.smk"
 include: "rules/ingest.smk"
+include: "rules/card.smk"
 include: "rules/calibrate.smk"
 include: "rules/heldout.smk"
 include: "rules/reversal.smk"

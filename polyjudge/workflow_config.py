@@ -127,6 +127,9 @@ def analysis_problem(panel: dict, analysis: str) -> str | None:
     if analysis in ("information", "diagnostics") and (
             kind == "preference_margins" or (kind == "synthetic" and panel["n_frameworks"] < 2)):
         return "needs repeated runs (frameworks) in every cell; this panel has one"
+    if analysis == "card" and not has_requirements(panel):
+        return ("needs requirement-level verdicts (the judge card reads them; other panel "
+                "kinds are not carded yet)")
     if analysis == "requirement_type" and not (has_requirements(panel)
                                                and panel["requirement_types"]):
         return "needs requirement-level verdicts and a `requirement_types` table"

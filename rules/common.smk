@@ -113,6 +113,7 @@ def all_targets():
     """The final outputs of every stage, for the target of `all`: each stage's
     `<stage>_targets()`, defined in its rules/<stage>.functions.smk."""
     stages = (
+        card_targets,
         calibrate_targets,
         heldout_targets,
         reversal_targets,

@@ -152,6 +152,7 @@ def claim_outputs():
 
 # analysis -> the files under results/{panel}/ the results page reads (polyjudge.report.page)
 PAGE_FILES = {
+    "card": ["card/agreement.csv", "card/language_tests.csv"],
     "cbc": [
         "cbc/beta.csv",
         "cbc/rankings.csv",

@@ -10,6 +10,7 @@ import pandas as pd
 
 from ...analyses.stopping.targets import MIN_INFORMATIVE
 from . import charts
+from .card import card_section, card_sentences
 from .verdict import verdict, who_wins_where
 from .results_folder import (ACCURACY_COLUMNS, BETA_COLUMNS, CLAIM_COLUMNS, CMI_COLUMNS,
                       DECISION_COLUMNS, FLIP_COLUMNS, JUDGE_FILTERS, LANG_BB,
@@ -274,7 +275,7 @@ def collections_section(res: Results, name: str) -> dict | None:
 
 def panel_data(res: Results, name: str) -> dict:
     """Every section of panel ``name`` the results hold, with its filter values."""
-    sections = [leaderboard_section(res, name)]
+    sections = [card_section(res, name), leaderboard_section(res, name)]
     beta, detail = beta_section(res, name)
     sections += [beta, heldout_section(res, name), decisions_section(res, name),
                  reversal_section(res, name), cmi_section(res, name),
@@ -291,7 +292,7 @@ def panel_data(res: Results, name: str) -> dict:
                             values[filt].append(row[column])
     labels = ({"language": "condition", "backbone": "judge"} if kind == VERDICT else
               {"language": "language", "backbone": "backbone"})
-    return {"name": name, "kind": kind, "verdict": verdict(res, name),
+    return {"name": name, "kind": kind, "verdict": card_sentences(res, name) + verdict(res, name),
             "top": who_wins_where(res, name), "sections": sections, "detail": detail,
             "filters": {k: {"label": labels[k], "values": [str(v) for v in values[k]]}
                         for k in values}}

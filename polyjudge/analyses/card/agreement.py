@@ -1,0 +1,283 @@
+"""Agreement per language x judge: with a reference, among the judges, and whether it differs
+between languages.
+
+The input is one verdict per row: ``item``, ``language``, ``judge``, ``verdict`` and optionally
+``cluster`` (the unit the bootstrap resamples: a task whose items share a context; default the
+item). A reference gives each item one label on the same scale. Intervals are percentile
+intervals of a bootstrap over clusters: the counts of each cluster enter every replicate with
+its multiplicity, so every replicate's contingency tables are one matrix product and every
+measure is computed for all replicates at once (:mod:`.measures`). The same draws serve every
+language and judge, so the estimates of one judge in two languages are paired.
+
+The test of a difference between languages is a Wald test on the bootstrap covariance of the
+per-language estimates: ``d' S^+ d`` with ``d`` the estimates minus their mean (one language
+dropped), referred to chi-square with L - 1 degrees of freedom.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ...cbc.bootstrap import task_bootstrap
+from . import measures
+
+ALL_LANGUAGES = "all languages"
+"""The ``language`` of a row pooling every language's units."""
+
+
+@dataclass(frozen=True)
+class Coded:
+    """Verdicts coded as integers: categories (sorted values), clusters, and the labels."""
+
+    frame: pd.DataFrame          # item, language, judge, cluster codes and category code
+    values: np.ndarray           # the category values, sorted
+    languages: list
+    judges: list
+    n_clusters: int
+
+
+def code_verdicts(verdicts: pd.DataFrame, reference: pd.Series | None = None,
+                  languages=None, judges=None) -> Coded:
+    """Integer codes for the columns of ``verdicts`` (and the reference's labels, which share
+    the categories)."""
+    frame = verdicts.dropna(subset=["verdict"])
+    cluster = frame["cluster"] if "cluster" in frame else frame["item"]
+    labels = frame["verdict"].astype(float)
+    if reference is not None:
+        labels = pd.concat([labels, reference.dropna().astype(float)])
+    values = np.unique(labels.to_numpy())
+    languages = list(languages) if languages is not None else list(pd.unique(frame["language"]))
+    judges = list(judges) if judges is not None else list(pd.unique(frame["judge"]))
+    clusters = pd.Categorical(cluster.astype(str))
+    coded = pd.DataFrame({
+        "item": frame["item"].astype(str).to_numpy(),
+        "language": pd.Categorical(frame["language"], categories=languages).codes.astype(int),
+        "judge": pd.Categorical(frame["judge"], categories=judges).codes.astype(int),
+        "cluster": clusters.codes.astype(int),
+        "category": np.searchsorted(values, frame["verdict"].astype(float).to_numpy())})
+    coded = coded[(coded["language"] >= 0) & (coded["judge"] >= 0)]
+    return Coded(coded, values, languages, judges, len(clusters.categories))
+
+
+def cluster_tables(cell, cluster, first, second, n_cells, n_clusters, n_categories):
+    """Counts ``A[cluster, cell, a, b]`` of units of each cell in each cluster."""
+    k = n_categories
+    flat = ((cluster * n_cells + cell) * k + first) * k + second
+    counts = np.bincount(flat, minlength=n_clusters * n_cells * k * k)
+    return counts.reshape(n_clusters, n_cells, k, k).astype(float)
+
+
+def replicate_tables(A, n_replicates, seed):
+    """``(point, replicates)``: ``A`` summed over clusters, and with bootstrap multiplicities
+    (``R x clusters`` from :func:`~polyjudge.cbc.bootstrap.task_bootstrap`)."""
+    point = A.sum(axis=0)
+    if n_replicates == 0 or A.shape[0] < 2:
+        return point, None
+    counts = task_bootstrap(A.shape[0], n_replicates, seed).counts.astype(float)
+    return point, (counts @ A.reshape(A.shape[0], -1)).reshape((n_replicates,) + A.shape[1:])
+
+
+def measure_functions(level: str, values) -> dict:
+    """The measures of agreement for a scale at ``level`` (nominal: the categories only;
+    ordinal: weighted kappa and rank correlations too; interval: and the signed error)."""
+    found = {"percent_agreement": measures.percent_agreement}
+    if level == "nominal":
+        found["cohen_kappa"] = measures.cohen_kappa
+    else:
+        found["cohen_kappa_quadratic"] = lambda C: measures.cohen_kappa(C, "quadratic")
+    found["gwet_ac1"] = measures.gwet_ac1
+    found[f"krippendorff_alpha_{level}"] = lambda C: measures.krippendorff_alpha(C, values,
+                                                                                   level)
+    if level != "nominal":
+        found["spearman"] = measures.spearman
+        found["kendall_tau_b"] = measures.kendall_tau_b
+        found["mean_signed_error"] = lambda C: measures.mean_signed_error(C, values)
+    return found
+
+
+def _interval(replicates, confidence):
+    if replicates is None:
+        return np.nan, np.nan
+    finite = replicates[np.isfinite(replicates)]
+    if len(finite) < 0.9 * len(replicates):
+        return np.nan, np.nan  # undefined in too many replicates to be an interval
+    tail = (1.0 - confidence) / 2.0 * 100
+    return tuple(np.percentile(finite, [tail, 100 - tail]))
+
+
+def _rows(point, reps, names, functions, confidence, n_items, n_clusters):
+    rows = []
+    for measure, function in functions.items():
+        estimate = function(point)
+        spread = function(reps) if reps is not None else None
+        for c, labels in enumerate(names):
+            low, high = _interval(None if spread is None else spread[:, c], confidence)
+            rows.append({**labels, "measure": measure, "estimate": float(estimate[c]),
+                         "ci_low": low, "ci_high": high, "n_items": int(n_items[c]),
+                         "n_clusters": int(n_clusters[c])})
+    return rows
+
+
+def reference_agreement(verdicts: pd.DataFrame, reference: pd.Series, level: str = "nominal",
+                        replicates: int = 1000, seed: int = 0, confidence: float = 0.95,
+                        languages=None, judges=None) -> tuple[pd.DataFrame, dict]:
+    """Each judge's agreement with ``reference`` (item -> label), per language and pooled over
+    languages (``language`` = :data:`ALL_LANGUAGES`), every measure of
+    :func:`measure_functions` with its cluster-bootstrap interval. Also returns the
+    per-replicate estimates by (judge, measure) over languages, for :func:`language_tests`."""
+    ref = reference.dropna()
+    coded = code_verdicts(verdicts[verdicts["item"].astype(str).isin(ref.index.astype(str))],
+                          ref, languages, judges)
+    frame = coded.frame
+    truth = pd.Series(ref.astype(float).to_numpy(), index=ref.index.astype(str))
+    second = np.searchsorted(coded.values, truth.reindex(frame["item"]).to_numpy())
+    L, J, K = len(coded.languages), len(coded.judges), len(coded.values)
+    cell = frame["language"].to_numpy() * J + frame["judge"].to_numpy()
+    A = cluster_tables(cell, frame["cluster"].to_numpy(), frame["category"].to_numpy(), second,
+                       L * J, coded.n_clusters, K)
+    # pooled over languages: one more cell per judge
+    A = np.concatenate([A, A.reshape(coded.n_clusters, L, J, K, K).sum(axis=1)], axis=1)
+    point, reps = replicate_tables(A, replicates, seed)
+    names = [{"language": lang, "judge": j, "versus": "reference"}
+             for lang in [*coded.languages, ALL_LANGUAGES] for j in coded.judges]
+    n_items = point.sum(axis=(-2, -1))
+    n_clusters = (A.sum(axis=(-2, -1)) > 0).sum(axis=0)
+    functions = measure_functions(level, coded.values)
+    table = pd.DataFrame(_rows(point, reps, names, functions, confidence, n_items, n_clusters))
+    per_language = {}
+    if reps is not None:
+        for measure, function in functions.items():
+            values = function(reps[:, :L * J]).reshape(-1, L, J)
+            for j, judge in enumerate(coded.judges):
+                per_language[judge, measure] = values[:, :, j]
+    return table, per_language
+
+
+def panel_agreement(verdicts: pd.DataFrame, level: str = "nominal", replicates: int = 1000,
+                    seed: int = 0, confidence: float = 0.95, languages=None,
+                    judges=None) -> pd.DataFrame:
+    """Agreement among the judges in each language: Krippendorff's alpha over the panel (any
+    number of judges per item), Fleiss' kappa (items every judge rated) with ``judge`` =
+    ``panel``, and every pair of judges' Cohen's kappa and percent agreement (``judge`` and
+    ``versus`` the two judges)."""
+    coded = code_verdicts(verdicts, None, languages, judges)
+    frame = coded.frame
+    L, J, K, G = len(coded.languages), len(coded.judges), len(coded.values), coded.n_clusters
+    unit = frame.groupby(["language", "item"], sort=False).ngroup().to_numpy()
+    n_units = unit.max() + 1 if len(unit) else 0
+    counts = np.zeros((n_units, K))
+    np.add.at(counts, (unit, frame["category"].to_numpy()), 1.0)
+    first = frame.assign(unit=unit).drop_duplicates("unit").sort_values("unit")
+    unit_language, unit_cluster = first["language"].to_numpy(), first["cluster"].to_numpy()
+    raters = counts.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pairs = np.where(raters[:, None, None] > 1,
+                         (counts[:, :, None] * counts[:, None, :]
+                          - counts[:, :, None] * np.eye(K)) / (raters[:, None, None] - 1), 0.0)
+    O = np.zeros((G, L, K, K))
+    np.add.at(O, (unit_cluster, unit_language), pairs)
+    # Fleiss' kappa: the items every judge of their language rated
+    per_language = frame.groupby("language")["judge"].nunique().reindex(range(L)).fillna(0)
+    m = per_language.to_numpy(float)[unit_language]
+    complete = (raters == m) & (m > 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fleiss_p = np.where(complete, ((counts ** 2).sum(axis=1) - m) / (m * (m - 1)), 0.0)
+    sums = np.zeros((G, L, K + 2))
+    np.add.at(sums, (unit_cluster, unit_language),
+              np.column_stack([fleiss_p, np.where(complete[:, None], counts, 0.0),
+                               complete.astype(float)]))
+    stacked = np.concatenate([O.reshape(G, L, K * K), sums], axis=-1)
+    point, reps = replicate_tables(stacked[:, :, :, None], replicates, seed)
+    point, reps = point[..., 0], None if reps is None else reps[..., 0]
+
+    def alpha(x):
+        return measures.alpha_from_coincidences(
+            x[..., :K * K].reshape(x.shape[:-1] + (K, K)), coded.values, level)
+
+    def fleiss(x):
+        return measures.fleiss_kappa(x[..., K * K], x[..., K * K + 1:K * K + 1 + K],
+                                     x[..., -1])
+    rows = []
+    items = np.bincount(unit_language, minlength=L)
+    clusters = np.array([len(np.unique(unit_cluster[unit_language == l])) for l in range(L)])
+    names = [{"language": lang, "judge": "panel", "versus": "panel"} for lang in coded.languages]
+    rows += _rows(point, reps, names, {f"krippendorff_alpha_{level}": alpha,
+                                       "fleiss_kappa": fleiss}, confidence, items, clusters)
+    pair_frame = _judge_pairs(frame, J)
+    if len(pair_frame):
+        P = len(pair_frame["pair"].unique())
+        A = cluster_tables(pair_frame["language"].to_numpy() * P + pair_frame["pair"].to_numpy(),
+                           pair_frame["cluster"].to_numpy(), pair_frame["a"].to_numpy(),
+                           pair_frame["b"].to_numpy(), L * P, G, K)
+        point, reps = replicate_tables(A, replicates, seed)
+        pairs_named = pair_frame.drop_duplicates("pair").sort_values("pair")
+        names = [{"language": lang, "judge": coded.judges[a], "versus": coded.judges[b]}
+                 for lang in coded.languages
+                 for a, b in zip(pairs_named["judge_a"], pairs_named["judge_b"])]
+        rows += _rows(point, reps, names, {"cohen_kappa": measures.cohen_kappa,
+                                           "percent_agreement": measures.percent_agreement},
+                      confidence, point.sum(axis=(-2, -1)),
+                      (A.sum(axis=(-2, -1)) > 0).sum(axis=0))
+    return pd.DataFrame(rows)
+
+
+def _judge_pairs(frame: pd.DataFrame, n_judges: int) -> pd.DataFrame:
+    """One row per item, language and pair of judges (a < b) that both rated it."""
+    one = frame.drop_duplicates(["language", "item", "judge"])
+    both = one.merge(one, on=["language", "item", "cluster"], suffixes=("_x", "_y"))
+    both = both[both["judge_x"] < both["judge_y"]]
+    pair = both["judge_x"] * n_judges + both["judge_y"]
+    codes = pd.Categorical(pair).codes.astype(int)
+    return pd.DataFrame({"language": both["language"].to_numpy(), "cluster":
+                         both["cluster"].to_numpy(), "pair": codes,
+                         "judge_a": both["judge_x"].to_numpy(),
+                         "judge_b": both["judge_y"].to_numpy(),
+                         "a": both["category_x"].to_numpy(), "b": both["category_y"].to_numpy()})
+
+
+def language_test(point: np.ndarray, replicates: np.ndarray) -> tuple[float, int, float]:
+    """Wald test that a quantity is the same in every language: ``(statistic, df, p)``; NaN
+    where fewer than two languages have a finite estimate."""
+    keep = np.isfinite(point) & np.isfinite(replicates).all(axis=0)
+    if keep.sum() < 2:
+        return np.nan, 0, np.nan
+    x, reps = point[keep], replicates[:, keep]
+    contrast = (np.eye(len(x)) - 1.0 / len(x))[:-1]
+    d, spread = contrast @ x, reps @ contrast.T
+    covariance = np.atleast_2d(np.cov(spread, rowvar=False))
+    statistic = float(d @ np.linalg.pinv(covariance) @ d)
+    df = int(np.linalg.matrix_rank(covariance))
+    return statistic, df, float(stats.chi2.sf(statistic, df)) if df else np.nan
+
+
+TEST_COLUMNS = ["judge", "versus", "measure", "lowest", "highest", "range", "statistic", "df",
+                "p_value", "q_value"]
+"""The columns of ``card/language_tests.csv``."""
+
+
+def language_tests(table: pd.DataFrame, per_language: dict, languages) -> pd.DataFrame:
+    """For each judge and measure of :func:`reference_agreement`: does it differ between
+    languages? Benjamini-Hochberg ``q_value`` over every row."""
+    rows = []
+    for (judge, measure), reps in per_language.items():
+        shown = table[(table["judge"] == judge) & (table["measure"] == measure)
+                      & (table["language"] != ALL_LANGUAGES)].set_index("language")
+        point = shown["estimate"].reindex(languages).to_numpy(float)
+        statistic, df, p = language_test(point, reps)
+        rows.append({"judge": judge, "versus": "reference", "measure": measure,
+                     "lowest": shown["estimate"].idxmin() if shown["estimate"].notna().any()
+                     else None, "highest": shown["estimate"].idxmax()
+                     if shown["estimate"].notna().any() else None,
+                     "range": float(np.nanmax(point) - np.nanmin(point))
+                     if np.isfinite(point).any() else np.nan,
+                     "statistic": statistic, "df": df, "p_value": p})
+    out = pd.DataFrame(rows, columns=TEST_COLUMNS[:-1]).assign(q_value=np.nan)
+    if len(out):
+        tested = out["p_value"].notna()
+        if tested.any():
+            out.loc[tested, "q_value"] = stats.false_discovery_control(
+                out.loc[tested, "p_value"].to_numpy())
+    return out

@@ -1,0 +1,106 @@
+"""The judge card of a panel: a panel's verdicts and its reference in the card's standard form,
+and the card itself (agreement with the reference and among the judges, per language x judge,
+with the test of a difference between languages)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ...data.errors import InputError
+from .agreement import TEST_COLUMNS, language_tests, panel_agreement, reference_agreement
+
+COLUMNS = ["language", "judge", "versus", "measure", "estimate", "ci_low", "ci_high",
+           "n_items", "n_clusters"]
+"""The columns of ``card/agreement.csv``."""
+
+
+@dataclass(frozen=True)
+class JudgeCard:
+    """``agreement``: one row per language x judge x measure (``versus``: ``reference``, ``panel``
+    or the other judge of a pair), estimate and cluster-bootstrap interval; ``language_tests``:
+    per judge and measure against the reference, the Wald test of a difference between
+    languages with its Benjamini-Hochberg q-value; ``has_reference``."""
+
+    agreement: pd.DataFrame
+    language_tests: pd.DataFrame
+    has_reference: bool
+
+
+def item_key(frame: pd.DataFrame, on) -> pd.Series:
+    """One text key per row from the columns ``on`` (read as text, joined by ``|``)."""
+    return frame[list(on)].astype(str).agg("|".join, axis=1)
+
+
+def requirement_verdicts(requirements: pd.DataFrame) -> pd.DataFrame:
+    """A requirement table (``results/<panel>/requirements.parquet``) as verdicts: the item is
+    framework | task | requirement_id, the cluster its task, the verdict ``satisfied``."""
+    on = [c for c in ("framework", "task", "requirement_id") if c in requirements]
+    return pd.DataFrame({"item": item_key(requirements, on).to_numpy(),
+                         "cluster": requirements["task"].astype(str).to_numpy(),
+                         "language": requirements["language"].to_numpy(),
+                         "judge": requirements["backbone"].to_numpy(),
+                         "verdict": requirements["satisfied"].to_numpy(float)})
+
+
+def reference_labels(table: pd.DataFrame, settings: dict, source: str
+                     ) -> tuple[pd.Series, pd.DataFrame]:
+    """The reference (item -> label) of a ``reference_labels:`` block, and the verdicts of the other
+    raters the same file holds (``rater_column`` other than ``reference_rater``), as judges in
+    ``language``. Refuses, naming the file and the column, a missing column or an item with
+    two reference labels."""
+    on, label = list(settings["keys"]), settings["label"]
+    rater = settings.get("rater_column")
+    needed = on + [label] + ([rater] if rater else [])
+    missing = [c for c in needed if c not in table]
+    if missing:
+        raise InputError(source, f"no column {', '.join(map(repr, missing))}",
+                         f"the reference's columns {needed} (reference_labels.keys, .label, "
+                         f".rater_column); the file has {list(table.columns)}")
+    keys = item_key(table, on)
+    is_reference = (table[rater].astype(str) == str(settings["reference_rater"])
+                    if rater else pd.Series(True, index=table.index))
+    reference = pd.Series(pd.to_numeric(table.loc[is_reference, label], errors="coerce")
+                          .to_numpy(), index=keys[is_reference].to_numpy())
+    repeated = reference.index[reference.index.duplicated()]
+    if len(repeated):
+        raise InputError(source, f"{len(repeated)} item(s) with two reference labels, e.g. "
+                         f"{repeated[0]!r} ({', '.join(on)})",
+                         "one reference label per item")
+    others = table[~is_reference]
+    cluster = "task" if "task" in on else on[0]  # as the panel's verdicts: a task's items
+    extra = pd.DataFrame({"item": keys[~is_reference].to_numpy(),
+                          "cluster": others[cluster].astype(str).to_numpy()
+                          if len(others) else [],
+                          "language": settings.get("language"),
+                          "judge": others[rater].astype(str).to_numpy() if rater else [],
+                          "verdict": pd.to_numeric(others[label], errors="coerce").to_numpy()})
+    return reference, extra
+
+
+def judge_card(verdicts: pd.DataFrame, reference: pd.Series | None = None,
+               level: str = "nominal", replicates: int = 1000, seed: int = 0,
+               confidence: float = 0.95, languages=None, judges=None,
+               comparison: pd.DataFrame | None = None) -> JudgeCard:
+    """The card of ``verdicts`` (columns item, language, judge, verdict[, cluster]) against
+    ``reference`` (item -> label; None: agreement among the judges only). ``comparison``:
+    verdicts of other raters (e.g. the reference file's original judge), compared with the
+    reference only, not counted in the panel's agreement."""
+    languages = list(languages) if languages is not None else list(
+        pd.unique(verdicts["language"]))
+    among = panel_agreement(verdicts, level, replicates, seed, confidence, languages, judges)
+    among = among[among["n_items"] > 0]
+    if reference is None or reference.dropna().empty:
+        return JudgeCard(among[COLUMNS].reset_index(drop=True),
+                         pd.DataFrame(columns=TEST_COLUMNS), False)
+    if comparison is not None and len(comparison):
+        judges = list(judges if judges is not None else pd.unique(verdicts["judge"]))
+        judges += [j for j in pd.unique(comparison["judge"]) if j not in judges]
+        verdicts = pd.concat([verdicts, comparison], ignore_index=True)
+    with_reference, per_language = reference_agreement(verdicts, reference, level, replicates,
+                                                       seed, confidence, languages, judges)
+    with_reference = with_reference[with_reference["n_items"] > 0]
+    tests = language_tests(with_reference, per_language, languages)
+    tests = tests[tests["df"] > 0].reset_index(drop=True)
+    agreement = pd.concat([with_reference, among], ignore_index=True)[COLUMNS]
+    return JudgeCard(agreement, tests, True)

@@ -1,0 +1,126 @@
+"""The judge card on the results page: the section that leads a panel (agreement with the
+reference per judge x language as a heatmap, the agreement and language-test tables) and the
+verdict's first sentences, read from ``card/agreement.csv`` and ``card/language_tests.csv``."""
+from __future__ import annotations
+
+import pandas as pd
+
+from ...analyses.card import ALL_LANGUAGES
+from .charts import _chart, _order, _spec
+from .results_folder import PER_LANGUAGE, POOLED, Results, _records, col, table
+
+SLIGHT = 0.20
+"""Kappa at or below this is "slight" agreement at most (Landis and Koch 1977)."""
+
+AGREEMENT_COLUMNS = [
+    col("language", type="text"), col("judge", type="text"), col("versus", type="text"),
+    col("measure", type="text"), col("estimate"),
+    col("ci", "95% interval", "interval", low="ci_low", high="ci_high"),
+    col("n_items", "items", "int"), col("n_clusters", "clusters", "int")]
+TEST_COLUMNS = [
+    col("judge", type="text"), col("measure", type="text"), col("lowest", type="text"),
+    col("highest", type="text"), col("range"), col("statistic", "Wald statistic"),
+    col("df", type="int"), col("p_value", "p", "p"), col("q_value", "q (BH)", "p")]
+
+
+def _kappa(agreement: pd.DataFrame) -> pd.DataFrame:
+    """Per-language Cohen's kappa rows against the reference (the panel's judges and any
+    comparison rater)."""
+    measure = "cohen_kappa" if (agreement["measure"] == "cohen_kappa").any() \
+        else "cohen_kappa_quadratic"
+    return agreement[(agreement["versus"] == "reference") & (agreement["measure"] == measure)
+                     & (agreement["language"] != ALL_LANGUAGES)]
+
+
+def card_sentences(res: Results, name: str) -> list[str]:
+    """What the card says first: how far the judges agree with the reference, and whether
+    that differs between languages; or that the panel has no reference."""
+    agreement = res.csv(f"{name}/card/agreement.csv")
+    if agreement is None:
+        return []
+    kappa = _kappa(agreement)
+    if kappa.empty:
+        return ["Judge card: the panel has no reference labels, so whether its judges are right "
+                "is not measured; the card shows how far they agree with each other."]
+    languages = agreement.loc[agreement["versus"] == "panel", "language"].unique()
+    panel = kappa[kappa["language"].isin(languages)]
+    others = kappa[~kappa["judge"].isin(panel["judge"].unique()) | ~kappa["language"].isin(
+        languages)]
+    n_cells = len(panel)
+    text = (f"Judge card: against the reference labels, Cohen's kappa of the judges ranges from "
+            f"{panel['estimate'].min():.2f} to {panel['estimate'].max():.2f} over the "
+            f"{n_cells} language x judge cells.")
+    if n_cells and (panel["ci_high"] <= SLIGHT).all():
+        text += (f" The judges do not agree with the reference beyond chance in any language: "
+                 f"every interval's upper end is at most {SLIGHT:.2f} (slight agreement at "
+                 "most), so their ranking is one of leniency, not of accuracy.")
+    for row in others.itertuples():
+        text += (f" For comparison, {row.judge} in {row.language}: kappa {row.estimate:.2f} "
+                 f"[{row.ci_low:.2f}, {row.ci_high:.2f}].")
+    sentences = [text]
+    tests = res.csv(f"{name}/card/language_tests.csv")
+    if tests is not None and len(tests):
+        kappa_tests = tests[tests["measure"] == kappa["measure"].iloc[0]]
+        kappa_tests = kappa_tests[kappa_tests["judge"].isin(panel["judge"].unique())]
+        differs = kappa_tests[kappa_tests["q_value"] < 0.05]
+        sentences.append(
+            f"Agreement with the reference differs between languages (kappa, FDR 0.05) for "
+            f"{len(differs)} of {len(kappa_tests)} judges"
+            + (": " + ", ".join(differs["judge"].astype(str)) + "." if len(differs) else "."))
+    return sentences
+
+
+def card_heatmap(cid: str, kappa: pd.DataFrame) -> dict:
+    """Kappa with the reference as a judge x language heatmap on a fixed -1..1 scale; the
+    tooltip carries the interval and the items."""
+    data = _records(kappa, ["language", "judge", "estimate", "ci_low", "ci_high", "n_items"])
+    for row in data:
+        row["language"], row["judge"] = str(row["language"]), str(row["judge"])
+    tooltip = [{"field": "language"}, {"field": "judge"},
+               {"field": "estimate", "type": "quantitative", "format": ".3f", "title": "kappa"},
+               {"field": "ci_low", "type": "quantitative", "format": ".3f",
+                "title": "interval low"},
+               {"field": "ci_high", "type": "quantitative", "format": ".3f",
+                "title": "interval high"},
+               {"field": "n_items", "type": "quantitative", "title": "items"}]
+    encoding = {"x": {"field": "judge", "type": "nominal", "sort": _order(kappa, "judge"),
+                      "title": None, "axis": {"labelAngle": -30}},
+                "y": {"field": "language", "type": "nominal", "sort": _order(kappa, "language"),
+                      "title": None, "axis": {"labelLimit": 400}}}
+    spec = _spec({"encoding": encoding, "layer": [
+        {"mark": "rect", "encoding": {
+            "color": {"field": "estimate", "type": "quantitative", "title": "kappa",
+                      "scale": {"scheme": "blueorange", "domain": [-1, 1], "domainMid": 0}},
+            "tooltip": tooltip}},
+        {"mark": {"type": "text", "fontSize": 10},
+         "encoding": {"text": {"field": "estimate", "type": "quantitative", "format": ".2f"}}}],
+        "width": {"step": 64}, "height": {"step": 26}}, data)
+    return _chart(cid, "Cohen's kappa with the reference, by language and judge", spec)
+
+
+def card_section(res: Results, name: str) -> dict | None:
+    """The "Judge card" section: heatmap, agreement table, language tests."""
+    source = f"{name}/card/agreement.csv"
+    agreement = res.csv(source)
+    if agreement is None:
+        return None
+    filters = {"language": ["language"], "backbone": ["judge", "versus"]}
+    tables = [table(f"{name}.card_agreement", "Agreement with the reference and among the "
+                    "judges", source, agreement, AGREEMENT_COLUMNS, PER_LANGUAGE, filters)]
+    tests = res.csv(f"{name}/card/language_tests.csv")
+    if tests is not None and len(tests):
+        tables.append(table(f"{name}.card_tests", "Does agreement differ between languages?",
+                            f"{name}/card/language_tests.csv", tests, TEST_COLUMNS, POOLED,
+                            {"backbone": ["judge"]}))
+    kappa = _kappa(agreement)
+    charts_ = [card_heatmap(f"{name}.card_heatmap", kappa)] if len(kappa) else []
+    note = ("Is each judge right, in each language? Agreement with the panel's reference labels "
+            "(versus = reference: percent agreement, Cohen's kappa, Gwet's AC1, Krippendorff's "
+            "alpha) and among the judges (versus = panel: Krippendorff's alpha and Fleiss' "
+            "kappa; versus = another judge: that pair's Cohen's kappa), with 95% intervals of "
+            "a bootstrap over clusters (a task's items together). The language tests ask "
+            "whether a judge's agreement with the reference is the same in every language "
+            "(Wald test on the bootstrap covariance, Benjamini-Hochberg q). The ranking below "
+            "is by mean score: leniency unless these judges agree with the reference.")
+    return {"id": "card", "title": "Judge card", "note": note, "facts": None,
+            "tables": tables, "charts": charts_, "warning": ""}

@@ -1,0 +1,34 @@
+# The judge card: is each judge right, in each language? Agreement with the panel's reference
+# and among the judges, per language x judge (docs/methods.md section 11).
+
+
+include: "card.functions.smk"
+
+
+rule card:
+    input:
+        unpack(card_reference),
+        requirements="results/{panel}/requirements.parquet",
+    output:
+        agreement=report(
+            "results/{panel}/card/agreement.csv",
+            caption="../report/card.rst",
+            category="0. Judge card",
+            subcategory="{panel}",
+        ),
+        tests="results/{panel}/card/language_tests.csv",
+    log:
+        "results/{panel}/logs/card.log",
+    benchmark:
+        "results/{panel}/benchmarks/card.tsv"
+    conda:
+        "../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=scaled(500, 400, of=["requirements"]),
+        runtime=scaled(10, 2, of=["requirements"]),
+    params:
+        panel=panel_config,
+        settings=config["card"],
+    script:
+        "../workflow_scripts/card.py"

@@ -1,0 +1,41 @@
+"""The judge card (results/{panel}/card/): agreement with the reference and among the judges."""
+import logging
+
+from polyjudge.analyses.card import judge_card, reference_labels, requirement_verdicts
+from polyjudge.data import io
+from polyjudge.scripting import run_step, write_csv
+
+log = logging.getLogger("polyjudge.card")
+
+
+def main(smk):
+    panel, settings = smk.params.panel, smk.params.settings
+    verdicts = requirement_verdicts(io.read_table(smk.input.requirements))
+    reference = comparison = None
+    if panel.get("reference_labels"):
+        spec = panel["reference_labels"]
+        table = io.read_table(smk.input.reference, text=tuple(spec["keys"]))
+        reference, comparison = reference_labels(table, spec, smk.input.reference)
+        log.info("reference: %d labelled items of %s; %d verdicts of other raters (%s)",
+                 reference.notna().sum(), smk.input.reference, len(comparison),
+                 ", ".join(map(str, comparison["judge"].unique())) or "none")
+    card = judge_card(verdicts, reference, level=(panel.get("reference_labels") or {}).get(
+                          "level", "nominal"),
+                      replicates=settings["replicates"], seed=settings["seed"],
+                      confidence=settings["confidence"], languages=panel.get("languages"),
+                      judges=panel.get("backbones"), comparison=comparison)
+    rows = card.agreement
+    kappa = rows[(rows["versus"] == "reference") & rows["measure"].str.startswith("cohen_kappa")
+                 & rows["judge"].isin(verdicts["judge"].unique())
+                 & rows["language"].isin(verdicts["language"].unique())]
+    if len(kappa):
+        log.info("Cohen's kappa of the panel's judges with the reference: %.3f to %.3f over %d "
+                 "language x judge cells", kappa["estimate"].min(), kappa["estimate"].max(),
+                 len(kappa))
+    else:
+        log.info("no reference labels: the card gives agreement among the judges only")
+    write_csv(card.agreement, smk.output.agreement)
+    write_csv(card.language_tests, smk.output.tests)
+
+
+run_step(main, snakemake)
