@@ -132,6 +132,18 @@ def test_transient_errors_go_into_the_next_batch_and_permanent_ones_are_named(tm
     assert f"{len(transient)} sent again ({len(transient)} x 500 The server had" in caplog.text
 
 
+def test_with_sync_leftovers_transient_errors_are_sent_one_by_one(tmp_path):
+    with JudgeServer(pointwise={"scorer_x": {}}, batch_transient=0.2) as server:
+        results = run(server, tmp_path, batch_leftovers="sync")
+        assert all(r["status"] == "ok" for r in results) and server.batch_created == 1
+        retried = {e["custom_id"] for e in server.batch_log if e["status"] == 500}
+        alone = [e for e in server.log if "batch" not in e]
+        assert retried and len(alone) == len(retried) and server.usage["scorer_x"][
+            "requests"] == 24
+        assert all(r.get("batch") is None and r["attempts"] == 1
+                   for r in results if r["key"] in retried)
+
+
 def test_a_reattaching_run_counts_the_tries_of_the_batch_it_finds(tmp_path):
     # a run killed while the batch of its retries ran: the journal says each request had gone
     # into one batch before, so with max_attempts 2 a 500 in this one is the last try
