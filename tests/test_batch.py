@@ -23,9 +23,10 @@ from polyjudge.judges import (Budget, CallCache, Endpoint, RetryPolicy, Stopped,
                               protocols, run_calls)
 from polyjudge.judges.batch import Journal, journal_path
 from polyjudge.judges.batch_lines import (BatchError, line_error, progress_line,
-                                          read_result_lines, sort_requests)
+                                          read_result_lines, request_lines, sort_requests)
 from polyjudge.judges.ledger import Ledger
 from polyjudge.judges.parse import FAILED
+from polyjudge.judges.runner import transient
 
 REPO = Path(__file__).resolve().parents[1]
 PROMPT = REPO / "config" / "prompts" / "pointwise_rubric.yaml"
@@ -151,7 +152,6 @@ def test_a_reattaching_run_counts_the_tries_of_the_batch_it_finds(tmp_path):
     with JudgeServer(pointwise={"scorer_x": {}}, batch_transient=0.2) as server:
         judge = endpoint(server)
         calls = calls_for(judge)
-        from polyjudge.judges.batch_lines import request_lines
         client = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0)
         uploaded = client.files.create(file=("x.jsonl", request_lines(calls, judge)),
                                        purpose="batch")
@@ -195,7 +195,6 @@ def test_sorting_a_batchs_results_without_a_server():
     # every request is in exactly one of the three
     assert sorted([*found.replies, *found.again, *found.failed]) == sorted(keys)
     # the same notion of transient as calls made one by one
-    from polyjudge.judges.runner import transient
     assert [s for s in (200, 400, 401, 404, 408, 409, 422, 429, 500, 502, 503, 504)
             if transient(s)] == [408, 409, 429, 500, 502, 503, 504]
     assert not transient(None)
@@ -304,7 +303,6 @@ def test_a_batch_created_before_its_id_was_written_is_found_by_its_metadata(tmp_
     with JudgeServer(pointwise={"scorer_x": {}}) as server:
         judge = endpoint(server)
         calls = calls_for(judge)
-        from polyjudge.judges.batch import request_lines
         client = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0)
         uploaded = client.files.create(file=("x.jsonl", request_lines(calls, judge)),
                                        purpose="batch")

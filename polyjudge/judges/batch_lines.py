@@ -66,7 +66,7 @@ def line_status(entry: dict) -> int | None:
 
 
 @dataclass(frozen=True)
-class Sorted:
+class Outcome:
     """What an ended batch's files say of each of its requests (:func:`sort_requests`)."""
     replies: dict
     """key -> the reply (a chat completion object) of each request answered with status 200."""
@@ -77,7 +77,7 @@ class Sorted:
 
 
 def sort_requests(keys: list[str], output: list[dict], errors: list[dict], batch: str,
-                  tries: dict, max_attempts: int) -> Sorted:
+                  tries: dict, max_attempts: int) -> Outcome:
     """Each of a batch's requests (``keys``) sorted by its lines in the batch's output and error
     files (:func:`read_result_lines`); lines of other keys are ignored.
 
@@ -119,7 +119,7 @@ def sort_requests(keys: list[str], output: list[dict], errors: list[dict], batch
             again[key] = reason
         else:
             failed[key] = f"{reason} (not completed in {n} batches)"
-    return Sorted(replies, again, failed)
+    return Outcome(replies, again, failed)
 
 
 def call_name(call: Call) -> str:
