@@ -1,8 +1,8 @@
 """The batch server of tests/judge_server.py through the official openai client: a batch answers
 as the same requests sent alone (bodies, usage, log), finishes with nobody polling, shows its
-progress; planted errors (400 every time, 500 the first time only), expiry (and a resubmission that completes), cancel, a malformed output
-line and an invalid input line land where the OpenAI Batch API puts them; list pages and
-metadata; 400, 401 and 404."""
+progress; planted errors (400 every time, 500 the first time only), expiry (and a resubmission
+that completes), cancel, a malformed output line and an invalid input line land where the OpenAI
+Batch API puts them; list pages and metadata; 400, 401 and 404."""
 import hashlib
 import json
 import re
