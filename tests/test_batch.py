@@ -200,6 +200,20 @@ def test_sorting_a_batchs_results_without_a_server():
     assert not transient(None)
 
 
+def test_status_table_names_the_errors_of_failed_calls():
+    table = pd.DataFrame({
+        "stage": "judge_pointwise", "endpoint": "x", "language": ["en", "en", "en", "zh", "zh"],
+        "status": ["failed", "ok", "failed", "failed", "ok"], "truncated": False,
+        "error": ["batch b1: 400 bad_request no", None, "batch b2: 400 bad_request no",
+                  "RateLimitError 429", None]})
+    status = protocols.status_table(table).set_index("condition")
+    assert status["n_failed"].to_dict() == {"en": 2, "zh": 1}
+    assert status["failed_errors"].to_dict() == {"en": "2 x 400 bad_request no",
+                                                 "zh": "1 x RateLimitError 429"}
+    assert protocols.failed_errors(pd.Series(["b", "a", "b", "batch x: a"])) == "2 x a; 2 x b"
+    assert protocols.failed_errors(pd.Series([], dtype=object)) == ""
+
+
 @pytest.mark.parametrize("leftovers", ["batch", "sync"])
 def test_an_expired_batch_keeps_what_it_completed_and_only_the_rest_is_sent_again(
         tmp_path, leftovers):

@@ -79,8 +79,10 @@ def test_a_batch_collection_with_transient_errors_completes_in_one_run(tmp_path)
         failed = table[table["status"] == "failed"]
         assert set(failed["key"]) == permanent
         assert failed["error"].str.contains("400 planted_error planted request error").all()
-        assert pd.read_csv(tmp_path / "results/pwp/collect/status.csv")["n_failed"].sum() == len(
-            permanent)
+        status = pd.read_csv(tmp_path / "results/pwp/collect/status.csv", keep_default_na=False)
+        assert status["n_failed"].sum() == len(permanent)
+        assert (status["failed_errors"] == [f"{n} x 400 planted_error planted request error"
+                                            if n else "" for n in status["n_failed"]]).all()
         log = "".join(p.read_text() for p in (tmp_path / "results/pwp/logs").glob("judge_*.log"))
         assert log.count("failed, not sent again in this run (batch") == len(permanent)
         assert "400 planted_error" in log and "sent again (" in log
