@@ -3,7 +3,7 @@
 one; a killed (SIGKILL) or stopped (SIGTERM) run re-attaches and each request runs once; an
 expired batch keeps what it completed and only the rest is sent again (in a batch or one by one);
 a transient error (500) goes into the next batch of the run, within max_attempts counted across
-batches (and across a re-attaching run), while a permanent one (400) is `failed` and named; a
+batches (and across a run that re-attaches after a kill while they ran), while a permanent one (400) is `failed` and named; a
 malformed output line names the batch and line; max_cost is reserved before a batch is created.
 Plus the journal, the progress line and the sorting of a batch's results on their own."""
 import json
@@ -309,6 +309,35 @@ def test_a_killed_or_stopped_run_reattaches_and_each_request_runs_once(tmp_path,
         assert server.batch_created == 1 and len(executed(server)) == 24
         assert executed(server).eq(1).all()
         assert len(CallCache(tmp_path / "cache.jsonl")) == 24
+        assert not Journal(tmp_path / "batches-cache.jsonl").open_entries()
+
+
+@pytest.mark.slow
+def test_a_run_killed_while_its_retries_run_reattaches_to_them(tmp_path):
+    # every batch waits 0.5 s before it runs, so the kill lands while the batch of the first
+    # batch's 500s is at the provider; the next run takes it in and sends nothing again
+    with JudgeServer(pointwise={"scorer_x": {}}, batch_delay=0.5, batch_transient=0.2) as server:
+        (tmp_path / "killable.py").write_text(KILLABLE)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
+        args = [sys.executable, str(tmp_path / "killable.py"), server.base_url,
+                str(tmp_path / "cache.jsonl"), str(PROMPT)]
+        first = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while server.batch_created < 2 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(0.1)
+        first.kill()
+        first.wait(timeout=60)
+        retries = list(server.batches)[1]
+        assert server.batches[retries]["status"] in ("validating", "in_progress")
+        [entry] = Journal(tmp_path / "batches-cache.jsonl").open_entries()
+        assert entry["batch"] == retries and entry["tries"] == dict.fromkeys(entry["keys"], 1)
+        again = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stderr[-2000:]
+        assert server.batch_created == 2 and len(CallCache(tmp_path / "cache.jsonl")) == 24
+        answered = [e["custom_id"] for e in server.batch_log if e["status"] == 200]
+        assert sorted(answered) == sorted(set(answered)) and len(answered) == 24
+        assert len(entry["keys"]) == sum(e["status"] == 500 for e in server.batch_log)
         assert not Journal(tmp_path / "batches-cache.jsonl").open_entries()
 
 
