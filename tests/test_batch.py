@@ -3,9 +3,10 @@
 one; a killed (SIGKILL) or stopped (SIGTERM) run re-attaches and each request runs once; an
 expired batch keeps what it completed and only the rest is sent again (in a batch or one by one);
 a transient error (500) goes into the next batch of the run, within max_attempts counted across
-batches (and across a run that re-attaches after a kill while they ran), while a permanent one (400) is `failed` and named; a
-malformed output line names the batch and line; max_cost is reserved before a batch is created.
-Plus the journal, the progress line and the sorting of a batch's results on their own."""
+batches (and by a run that re-attaches after a kill while they ran), while a permanent one (400)
+is `failed` and named (log, status.csv); a malformed output line names the batch and line;
+max_cost is reserved before a batch is created. Plus the journal, the progress line and the
+sorting of a batch's results on their own."""
 import json
 import os
 import signal
