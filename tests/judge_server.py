@@ -29,8 +29,11 @@ batch is run by a thread of its own from the moment it is created, so it complet
 not anyone polls; each request is answered as the same request sent alone (``reply``, usage
 counted, the ``length`` fault kept; 429 / 500 / slow are for requests sent alone). Knobs:
 ``batch_delay`` (seconds before the first request runs), ``batch_request_delay`` (per request),
-``batch_errors`` (rate of planted per-request errors, drawn from the ``custom_id``; a request
-it cannot answer, e.g. an unknown model, fails alone as ``invalid_request``),
+``batch_errors`` (rate of requests failing with status 400, code ``planted_error``, every
+time) and ``batch_transient`` (rate of requests failing with status 500, type ``server_error``,
+the first time a batch runs them only), both drawn from the body hash, so the same requests fail
+in every test run (a request it cannot answer, e.g. an unknown model, fails alone as
+``invalid_request``),
 ``batch_expire`` (a batch expires after that share of its requests) for the first
 ``batch_expire_batches`` batches (None: all), ``batch_malformed`` (the output file's second line
 is cut in half). ``batch_log`` lists every request a batch ran (batch, custom_id, body hash,
@@ -74,7 +77,8 @@ class _Server(ThreadingHTTPServer):
 class JudgeServer(PlantedJudges):
     def __init__(self, pairwise=None, pointwise=None, faults=None, unparseable=None,
                  retry_after=0.05, slow_seconds=0.2, api_key=None, latency=0.0, batch_delay=0.0,
-                 batch_request_delay=0.0, batch_errors=0.0, batch_expire=None,
+                 batch_request_delay=0.0, batch_errors=0.0, batch_transient=0.0,
+                 batch_expire=None,
                  batch_expire_batches=None, batch_malformed=False):
         self.pairwise = pairwise or {}
         self.pointwise = pointwise or {}
@@ -89,6 +93,8 @@ class JudgeServer(PlantedJudges):
         self.authorization = set()
         self.batch_delay, self.batch_request_delay = batch_delay, batch_request_delay
         self.batch_errors, self.batch_expire = batch_errors, batch_expire
+        self.batch_transient = batch_transient
+        self.batch_seen = Counter()  # body hash -> times a batch ran it
         self.batch_expire_batches, self.batch_malformed = batch_expire_batches, batch_malformed
         self.files: dict[str, dict] = {}
         self.batches: dict[str, dict] = {}
@@ -339,11 +345,10 @@ class JudgeServer(PlantedJudges):
             digest = body_hash(body)
             line = {"id": f"batch_req_{batch['id']}_{index}", "custom_id": custom_id,
                     "error": None}
-            if uniform(custom_id, "batch_error") < self.batch_errors:
-                status = 400
-                line["response"] = {"status_code": 400, "request_id": digest[:16], "body": {
-                    "error": {"message": "planted request error",
-                              "type": "invalid_request_error", "code": "planted_error"}}}
+            planted = self.planted_batch_error(digest)
+            if planted is not None:
+                status = planted["status_code"]
+                line["response"] = {**planted, "request_id": digest[:16]}
                 errors.append(line)
             else:
                 fault = "length" if self.fault_of(digest) == "length" else None
@@ -383,6 +388,23 @@ class JudgeServer(PlantedJudges):
                 batch.update(status="expired", expired_at=now)
             else:
                 batch.update(status="completed", completed_at=now)
+
+    def planted_batch_error(self, digest: str) -> dict | None:
+        """The error response a batch gives the request with body hash ``digest``: 400 for a
+        ``batch_errors`` share, 500 for a ``batch_transient`` share the first time it runs."""
+        u = uniform(digest, "batch_error")
+        with self.lock:
+            self.batch_seen[digest] += 1
+            first = self.batch_seen[digest] == 1
+        if u < self.batch_errors:
+            return {"status_code": 400, "body": {"error": {
+                "message": "planted request error", "type": "invalid_request_error",
+                "code": "planted_error"}}}
+        if u < self.batch_errors + self.batch_transient and first:
+            return {"status_code": 500, "body": {"error": {
+                "message": "The server had an error processing your request", "type":
+                "server_error", "code": None}}}
+        return None
 
     def _logged(self, digest, model, status, payload, headers):
         with self.lock:

@@ -1,8 +1,8 @@
 """The batch server of tests/judge_server.py through the official openai client: a batch answers
 as the same requests sent alone (bodies, usage, log), finishes with nobody polling, shows its
-progress; planted errors, expiry (and a resubmission that completes), cancel, a malformed output
-line and an invalid input line land where the OpenAI Batch API puts them; list pages and
-metadata; 400, 401 and 404."""
+progress; planted errors (400 every time, 500 the first time only), expiry (and a resubmission
+that completes), cancel, a malformed output line and an invalid input line land where the OpenAI
+Batch API puts them; list pages and metadata; 400, 401 and 404."""
 import hashlib
 import json
 import re
@@ -155,8 +155,8 @@ def test_a_poll_in_the_middle_sees_progress():
 
 def test_planted_request_errors_go_to_the_error_file():
     requests = bodies(20)
-    requests["req-unknown-model"] = body("9", "en", model="no_such_judge")
-    planted = {c for c in requests if uniform(c, "batch_error") < 0.4}
+    requests["req-unknown-model"] = body("8", "en", model="no_such_judge")
+    planted = {c for c, b in requests.items() if uniform(body_hash(b), "batch_error") < 0.4}
     assert 0 < len(planted) < 20 and "req-unknown-model" not in planted
     with JudgeServer(pointwise=SCORERS, batch_errors=0.4) as server:
         api = client(server)
@@ -177,6 +177,32 @@ def test_planted_request_errors_go_to_the_error_file():
         assert server.usage["scorer_x"]["requests"] == len(output)  # a 400 is not billed
         assert sorted(e["status"] for e in server.batch_log) == sorted(
             [200] * len(output) + [400] * len(failed))
+
+
+def test_transient_errors_fail_once_and_permanent_ones_every_time():
+    requests = bodies(40)
+    u = {c: uniform(body_hash(b), "batch_error") for c, b in requests.items()}
+    permanent = {c for c in requests if u[c] < 0.1}
+    transient = {c for c in requests if 0.1 <= u[c] < 0.3}
+    assert permanent and transient
+    with JudgeServer(pointwise=SCORERS, batch_errors=0.1, batch_transient=0.2) as server:
+        api = client(server)
+        first = wait(api, submit(api, jsonl(requests)).id)
+        errors = lines(api, first.error_file_id)
+        status = {line["custom_id"]: line["response"]["status_code"] for line in errors}
+        assert status == {**{c: 400 for c in permanent}, **{c: 500 for c in transient}}
+        assert all(line["response"]["body"]["error"]["type"] == "server_error"
+                   for line in errors if line["custom_id"] in transient)
+        assert server.usage["scorer_x"]["requests"] == 40 - len(status)  # errors are not billed
+        # sent again: the 500s are answered, the 400s fail again
+        again = wait(api, submit(api, jsonl({c: requests[c] for c in status})).id)
+        assert {line["custom_id"] for line in lines(api, again.output_file_id)} == transient
+        assert {line["custom_id"] for line in lines(api, again.error_file_id)} == permanent
+        assert server.usage["scorer_x"]["requests"] == 40 - len(permanent)
+        ran = [(e["custom_id"], e["status"]) for e in server.batch_log]
+        assert sorted(ran) == sorted([(c, 200) for c in requests if c not in permanent]
+                                     + [(c, 500) for c in transient]
+                                     + [(c, 400) for c in permanent] * 2)
 
 
 def test_an_expired_batch_keeps_what_it_completed_and_a_resubmission_completes_the_rest():

@@ -13,9 +13,14 @@ Nothing is paid twice and nothing is lost:
   found by ``GET /v1/batches`` from the journal entry named in its metadata.
 * Results go into the same per-call cache as calls made one by one, under the same keys, costed
   at the endpoint's batch prices.
-* A request in the error file is a ``failed`` result with its error: recorded, not cached, sent
-  again by a later run. The requests an expired or cancelled batch did not complete go into the
-  next batch (``batch_leftovers: sync``: sent one by one), in at most ``max_attempts`` batches.
+* A request whose line in the output or error file has a transient status (429, 5xx, ...:
+  :func:`~polyjudge.judges.runner.transient`, the rule calls made one by one are retried by),
+  and a request an expired or cancelled batch did not reach, go into the next batch of the run
+  (``batch_leftovers: sync``: sent one by one), each in at most ``max_attempts`` batches
+  (counted on by a run that re-attaches); then it is ``failed`` with its last error. Any other
+  error (400, ...) is ``failed`` at once and logged with its reason. A failed request is
+  recorded, not cached, and sent again by a later run. A request answered is never sent again
+  (:func:`~polyjudge.judges.batch_lines.sort_requests`).
 * SIGTERM / SIGINT (or another set's stop) while waiting leave the batch running at the
   provider and stop the run; the next run re-attaches. Nothing is cancelled.
 * ``max_cost``: before a batch is created its estimated cost at batch prices is reserved in the
@@ -23,7 +28,6 @@ Nothing is paid twice and nothing is lost:
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -32,24 +36,17 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
+from .batch_lines import (URL, BatchError, call_name, chunks, progress_line, read_result_lines,
+                          request_lines, sort_requests)
 from .cache import CallCache, canonical_json
-from .endpoints import Endpoint
-from .parse import FAILED
 from .records import CallResult
-from .runner import Call, Channel, EndpointError, Stopped, pause, request_body
+from .runner import Call, Channel, EndpointError, Stopped, pause
 
 log = logging.getLogger("polyjudge.judges")
 
-URL = "/v1/chat/completions"
 NOT_FOUND = "not found"
 TERMINAL = ("completed", "expired", "cancelled", "failed", NOT_FOUND)
-UNFINISHED = ("batch_expired", "batch_cancelled")
-"""Error codes of requests a batch did not get to: they go into the next batch."""
 METADATA_KEY = "polyjudge_journal"
-
-
-class BatchError(EndpointError):
-    """A batch the run cannot use (failed validation, malformed output): stops the shard."""
 
 
 # --- the journal ---------------------------------------------------------------------------------
@@ -60,7 +57,8 @@ def journal_path(cache: CallCache) -> Path:
 
 class Journal:
     """Append-only lines ``{"local": id, ...}``; an entry is the merge of its lines. Events:
-    submitted (``file``, ``keys``, ``estimate``, ``ticket``), created (``batch``), ``done``."""
+    submitted (``file``, ``keys``, ``estimate``, ``ticket``, and ``tries``: the batches its
+    requests sent again went into before), created (``batch``), ``done``."""
 
     def __init__(self, path):
         self.path = Path(path)
@@ -91,61 +89,6 @@ class Journal:
             os.fsync(handle.fileno())
 
 
-# --- pure pieces ---------------------------------------------------------------------------
-def request_lines(calls: list[Call], endpoint: Endpoint) -> bytes:
-    """The batch input file: one request per call, ``custom_id`` its cache key."""
-    return "".join(canonical_json({"custom_id": c.key, "method": "POST", "url": URL,
-                                   "body": request_body(c, endpoint)}) + "\n"
-                   for c in calls).encode()
-
-
-def read_result_lines(text: str, batch: str, which: str) -> list[dict]:
-    """Lines of a batch's output or error file; a malformed line is a :class:`BatchError` naming
-    the batch, the file and the line."""
-    lines = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            entry = None
-        if not (isinstance(entry, dict) and isinstance(entry.get("custom_id"), str)
-                and ("response" in entry or "error" in entry)):
-            excerpt = line if len(line) <= 80 else line[:77] + "..."
-            raise BatchError(f"batch {batch}: {which} file line {number} is not a result (a JSON "
-                             f"object with custom_id and response or error): {excerpt!r}")
-        lines.append(entry)
-    return lines
-
-
-def line_error(entry: dict) -> tuple[str, str]:
-    """(code, message) of an error-file line (a request error or one the batch did not reach)."""
-    error = entry.get("error") or {}
-    response = entry.get("response") or {}
-    if not error and isinstance(response.get("body"), dict):
-        error = response["body"].get("error") or {}
-    code = str(error.get("code") or response.get("status_code") or "error")
-    return code, str(error.get("message") or "")
-
-
-def progress_line(label: str, states: list[dict], elapsed: float) -> str:
-    """``label: batch b in_progress, 120/400 requests done (3 failed); waiting 5 min 12 s``
-    (``elapsed``: seconds since the oldest batch was created)."""
-    parts = []
-    for s in states:
-        counts = s.get("request_counts") or {}
-        parts.append(f"batch {s['id']} {s['status']}, {counts.get('completed', 0)}/"
-                     f"{counts.get('total', 0)} requests done ({counts.get('failed', 0)} failed)")
-    minutes, seconds = divmod(int(elapsed), 60)
-    waited = f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
-    return f"{label}: {'; '.join(parts)}; waiting {waited}"
-
-
-def chunks(items: list, size: int) -> list[list]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
-
-
 # --- the shell -----------------------------------------------------------------------------
 class _Run:
     """One set's batches: re-attach, submit, wait, take in, resubmit what did not complete."""
@@ -158,7 +101,8 @@ class _Run:
         self.interval = channel.progress_interval
         self.journal = Journal(journal_path(self.cache))
         self.results: dict[str, CallResult] = {}
-        self.tries: Counter = Counter()  # batches each key went into without completing
+        self.tries: Counter = Counter()  # batches each key went into without a reply
+        self.names = {c.key: call_name(c) for c in calls}
         self.capped: str | None = None  # why max_cost left no room for a batch
 
     async def __call__(self) -> list[CallResult]:
@@ -233,6 +177,8 @@ class _Run:
                 continue
             log.info("%s: re-attaching to batch %s (%d requests, submitted by an earlier run)",
                      self.label, entry["batch"], len(entry["keys"]))
+            for key, n in (entry.get("tries") or {}).items():  # sent again by that run
+                self.tries[key] = max(self.tries[key], int(n))
             running.append(entry)
         return running
 
@@ -247,6 +193,9 @@ class _Run:
         entry = {"local": local, "keys": [c.key for c in chunk], "estimate": estimate,
                  "ticket": ticket if isinstance(ticket, str) else None,
                  "endpoint": self.endpoint.name, "time": time.time()}
+        tried = {c.key: self.tries[c.key] for c in chunk if self.tries[c.key]}
+        if tried:  # a re-attaching run counts on from there
+            entry["tries"] = tried
         try:
             uploaded = await self.client.files.create(
                 file=(f"polyjudge-{local}.jsonl", request_lines(chunk, self.endpoint)),
@@ -337,19 +286,12 @@ class _Run:
                              f"({detail or 'no reason given'}); nothing in it was run or paid")
         output = read_result_lines(files[0], batch, "output")
         errors = read_result_lines(files[1], batch, "error")
-        keys = set(entry["keys"])
-        records, cost = [], 0.0
-        for line in output:
-            response = line.get("response") or {}
-            if line["custom_id"] not in keys:
-                continue
-            if response.get("status_code") == 200 and isinstance(response.get("body"), dict):
-                record = CallResult.from_reply(line["custom_id"], self.endpoint,
-                                               response["body"], self.answer, batch=batch)
-                records.append(record)
-                cost += record.cost
-            else:
-                errors.append(line)
+        found = sort_requests(entry["keys"], output, errors, batch, self.tries,
+                              self.policy.max_attempts)
+        records = [CallResult.from_reply(key, self.endpoint, body, self.answer, batch=batch,
+                                         attempts=self.tries[key] + 1)
+                   for key, body in found.replies.items()]
+        cost = sum(record.cost for record in records)
         # paid: counted before it is cached (a kill in between over-counts, never under-counts)
         ticket = entry.get("ticket")
         if ticket is not None:
@@ -360,28 +302,21 @@ class _Run:
             if self.cache.get(record.key) is None:
                 self.cache.put(record.to_dict())
             self.results.setdefault(record.key, record)
-        unfinished = 0
-        for line in errors:
-            key = line["custom_id"]
-            if key not in keys or key in self.results:
-                continue
-            code, message = line_error(line)
-            if code in UNFINISHED:
-                continue
-            self.results[key] = CallResult.failure(
-                key, self.endpoint.name, f"batch {batch}: {code} {message}".strip(), 1)
-        for key in keys - set(self.results):
-            self.tries[key] += 1
-            unfinished += 1
-            if self.tries[key] >= self.policy.max_attempts:
-                self.results[key] = CallResult.failure(
-                    key, self.endpoint.name, f"not completed in {self.tries[key]} batches",
-                    self.tries[key])
-        failed = sum(k in self.results and self.results[k].status == FAILED for k in keys)
+        for key in entry["keys"]:
+            if key not in found.replies:
+                self.tries[key] += 1
+        for key, reason in found.failed.items():
+            if key not in self.results:
+                self.results[key] = CallResult.failure(key, self.endpoint.name, reason,
+                                                       self.tries[key])
+                log.warning("%s: call %s failed, not sent again in this run (%s)", self.label,
+                            self.names.get(key, key[:16]), reason)
         self.journal.write({"local": entry["local"], "done": state["status"]})
-        log.info("%s: batch %s %s: %d results ($%.4f), %d failed, %d not completed%s",
-                 self.label, batch, state["status"], len(records), cost, failed, unfinished,
-                 " (sent again)" if unfinished else "")
+        again = Counter(reason.split(": ", 1)[1] for reason in found.again.values())
+        log.info("%s: batch %s %s: %d results ($%.4f), %d failed, %d sent again%s",
+                 self.label, batch, state["status"], len(records), cost, len(found.failed),
+                 len(found.again), f" ({'; '.join(f'{n} x {r}' for r, n in again.items())})"
+                 if again else "")
 
     # --- helpers ----------------------------------------------------------------------------
     def release(self, entry: dict) -> None:

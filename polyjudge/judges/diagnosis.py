@@ -106,7 +106,8 @@ def missing_scores_note(panel_name: str, scores: dict[str, pd.DataFrame], endpoi
         return None
     return (f"panel {panel_name!r}: scores are missing because the judges' calls did not give "
             "one (a response needs both its chosen and rejected score):\n" + "\n".join(lines)
-            + f"\nSee results/{panel_name}/collect/status.csv (outcomes per judge and language) "
+            + f"\nSee results/{panel_name}/collect/status.csv (outcomes per judge and language, "
+            "and why calls failed) "
             f"and the raw replies in results/{panel_name}/collect/judge_pointwise/. To change: "
             + "; ".join(dict.fromkeys(advice)) + "; or `missing: omit` in the panel config to "
             "leave the missing scores out. Then rerun: every cached call is reused.")

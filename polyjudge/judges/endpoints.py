@@ -14,8 +14,8 @@ or ``batch_price_input_per_million`` / ``batch_price_output_per_million`` where 
 prices are also the plan's and the forecast's batch costs). ``batch_completion_window`` is sent
 with each batch; its status is polled every ``batch_poll_interval`` seconds, growing by half each
 poll up to ``batch_poll_max``; a batch holds at most ``batch_max_requests`` requests; requests a
-batch did not complete (expired, cancelled) go into the next batch, or with
-``batch_leftovers: sync`` are sent one by one.
+batch did not complete (expired, cancelled, or a transient error such as 429 or 500) go into the
+next batch, or with ``batch_leftovers: sync`` are sent one by one.
 """
 from __future__ import annotations
 

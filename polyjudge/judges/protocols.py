@@ -304,21 +304,35 @@ def score_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 STATUS_COLUMNS = ["stage", "endpoint", "condition", "n_calls", "n_ok", "n_parse_failure",
-                  "n_failed", "n_no_input", "n_truncated"]
+                  "n_failed", "n_no_input", "n_truncated", "failed_errors"]
 USAGE_COLUMNS = ["endpoint", "model", "stage", "calls", "calls_made_this_run", "input_tokens",
                  "output_tokens", "cost_usd", "design"]
 
 
+def failed_errors(errors: pd.Series) -> str:
+    """Failed calls' errors, each once with its count, most frequent first, a batch's id left
+    out so the same error in several batches is one: ``3 x 400 invalid_request bad; 1 x
+    RateLimitError 429 (not completed in 6 batches)``."""
+    counts = errors.fillna("").astype(str).str.replace(r"^batch \S+: ", "", regex=True
+                                                       ).value_counts()
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return "; ".join(f"{n} x {error}" for error, n in ranked)
+
+
 def status_table(table: pd.DataFrame) -> pd.DataFrame:
-    """Call outcomes per stage x endpoint x condition (language for pointwise calls)."""
-    condition = table["condition"] if "condition" in table else pd.Series(np.nan, table.index)
+    """Call outcomes per stage x endpoint x condition (language for pointwise calls), with the
+    failed calls' errors (:func:`failed_errors`)."""
+    condition = (table["condition"] if "condition" in table
+                 else pd.Series(np.nan, table.index, dtype=object))
     if "language" in table:
         condition = condition.fillna(table["language"])
     data = table.assign(condition=condition.fillna(""))
     flags = {f"n_{s}": data["status"] == s for s in ("ok", "parse_failure", "failed", NO_INPUT)}
-    data = data.assign(**flags, n_truncated=data["truncated"])
+    data = data.assign(**flags, n_truncated=data["truncated"],
+                       failed_error=data["error"].where(flags["n_failed"]))
     out = (data.groupby(["stage", "endpoint", "condition"], sort=False)
-           .agg(n_calls=("status", "size"), **{k: (k, "sum") for k in [*flags, "n_truncated"]})
+           .agg(n_calls=("status", "size"), **{k: (k, "sum") for k in [*flags, "n_truncated"]},
+                failed_errors=("failed_error", lambda e: failed_errors(e.dropna())))
            .reset_index())
     return out[STATUS_COLUMNS]
 

@@ -6,10 +6,11 @@ Everything it decides is a pure function tested without a server (:func:`backoff
 
 * Each call is looked up in the cache first; only missing calls are sent.
 * At most ``max_concurrency`` calls are in flight, started at most ``requests_per_minute``.
-* 429, 408/409, 5xx, timeouts and connection errors are retried up to ``max_attempts`` times
-  with exponential backoff and jitter, waiting at least the server's ``Retry-After``.
-  401/403/404 stop the shard at once (a wrong key, model or URL would fail every call). Any other
-  error, or retries used up, makes a ``failed`` result: recorded, never cached, never a verdict.
+* 429, 408/409, 5xx (:func:`transient`), timeouts and connection errors are retried up to
+  ``max_attempts`` times with exponential backoff and jitter, waiting at least the server's
+  ``Retry-After``. 401/403/404 stop the shard at once (a wrong key, model or URL would fail
+  every call). Any other error, or retries used up, makes a ``failed`` result: recorded, never
+  cached, never a verdict.
 * A reply cut off at ``max_tokens`` (finish reason ``length``) is flagged ``truncated`` and is a
   ``parse_failure`` (never scored). The model the server says answered (``served_model``) and
   whether the reply carried ``usage`` are recorded.
@@ -66,6 +67,14 @@ UNREACHABLE_ERRORS = ("APIConnectionError", "APITimeoutError")
 
 class EndpointError(RuntimeError):
     """A configuration error that would fail every call (401, 403, 404, or no server at all)."""
+
+
+def transient(status: int | None) -> bool:
+    """Whether an HTTP status says the same request may succeed later: 408 (timeout), 409
+    (conflict), 429 (rate limit) and every 5xx. The one rule for a call sent alone (where a
+    timeout or a lost connection, which have no status, are retried too) and for a request in a
+    batch job's error file."""
+    return status is not None and (status in (408, 409, 429) or status >= 500)
 
 
 def backoff_delay(attempt: int, policy: RetryPolicy, u: float, retry_after: float | None = None
@@ -285,8 +294,6 @@ async def _send(channel: Channel, call: Call, rng: np.random.Generator, limiter:
                 ) -> CallResult:
     """One call with its retries: the reply, or a ``failed`` result."""
     import openai
-    retryable = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
-                 openai.ConflictError)
     fatal = (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
     endpoint, policy, stop = channel.endpoint, channel.policy, channel.stop
     error = ""
@@ -303,8 +310,8 @@ async def _send(channel: Channel, call: Call, rng: np.random.Generator, limiter:
         except Exception as exc:  # noqa: BLE001 - classified below
             status = getattr(exc, "status_code", None)
             error = f"{type(exc).__name__}" + (f" {status}" if status else "")
-            if not (isinstance(exc, retryable) or status in (408, 409)
-                    or (status is not None and status >= 500)):
+            # APIConnectionError covers timeouts too (APITimeoutError): no status, retried
+            if not (isinstance(exc, openai.APIConnectionError) or transient(status)):
                 break
             if attempt + 1 < policy.max_attempts:
                 await pause(backoff_delay(attempt, policy, rng.random(), _retry_after(exc)), stop)
