@@ -248,9 +248,20 @@ def collections_section(res: Results, name: str) -> dict | None:
     return _section("collections", "Collection", note, tables=tables)
 
 
+def skipped_section(res: Results, name: str) -> dict | None:
+    """One line per analysis of panel ``name`` that its shape did not allow, with why."""
+    found = res.skipped(name)
+    if not found:
+        return None
+    return _section("skipped", "Analyses not run on this panel",
+                    "The panel's shape (judges, languages, tasks, repeated runs) does not allow "
+                    "these analyses; the others ran. The reasons are in the logs too.",
+                    _facts(f"{name}/shape.json", sorted(found.items())))
+
+
 def panel_data(res: Results, name: str) -> dict:
     """Every section of panel ``name`` the results hold, with its filter values."""
-    sections = [leaderboard_section(res, name)]
+    sections = [skipped_section(res, name), leaderboard_section(res, name)]
     beta, detail = beta_section(res, name)
     sections += [beta, heldout_section(res, name), decisions_section(res, name),
                  reversal_section(res, name), cmi_section(res, name),
