@@ -58,6 +58,8 @@ rule calibrator:
         analysis="cbc",
         panel=panel_config,
         band=calibrator_band,
+        incomplete_items=lambda wc: PANELS[wc.panel]["incomplete_items"],
+        source=runs_source,
     script:
         "../workflow_scripts/calibrator.py"
 
@@ -133,6 +135,8 @@ rule bands:
         runtime=scaled(30, 20, of=["tensor"]),
     params:
         analysis="bands",
+        incomplete_items=lambda wc: PANELS[wc.panel]["incomplete_items"],
+        source=runs_source,
         settings=config["bands"],
     script:
         "../workflow_scripts/bands.py"

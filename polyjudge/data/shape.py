@@ -221,3 +221,39 @@ def is_skipped(table) -> bool:
     """Is ``table`` (a DataFrame or a JSON object) a skipped analysis's result?"""
     keys = table.keys() if isinstance(table, dict) else getattr(table, "columns", ())
     return list(keys) == list(SKIPPED)
+
+
+# --- items (tasks) with a missing score, for analyses that need complete items ----------------
+def incomplete_items(panel: Panel) -> list[tuple[str, list[tuple]]]:
+    """Each task without a score in some language x backbone cell, with those cells."""
+    missing = ~np.isfinite(panel.values)
+    return [(panel.tasks[t], [(panel.languages[l], panel.backbones[b])
+                              for l, b in zip(*np.nonzero(missing[t]))])
+            for t in np.flatnonzero(missing.any(axis=(1, 2)))]
+
+
+def complete_items(panel: Panel, option: str, what: str, source,
+                   name: str) -> tuple[Panel, list[str]]:
+    """``panel`` for an analysis (``what``) that needs every item scored in every cell, and the
+    items left out: with the panel's ``incomplete_items: drop``, those missing a score (logged
+    by the caller); with ``error``, an incomplete panel stops here, naming the items, their
+    cells and the setting. ``source``: the file named; ``name``: the panel."""
+    found = incomplete_items(panel)
+    if not found:
+        return panel, []
+    shown = "; ".join(f"{task} in {named_pairs(cells, 3)}" for task, cells in found[:5]) + (
+        "; ..." if len(found) > 5 else "")
+    if option != "drop":
+        raise InputError(source, f"{what} needs every item (task) scored in every language x "
+                         f"backbone cell; {len(found)} item(s) miss a score: {shown}",
+                         f"scores for those items, or `incomplete_items: drop` in panel "
+                         f"'{name}' to leave them out of {what} (logged, and said on the "
+                         "results page)")
+    dropped = [task for task, _ in found]
+    kept = np.flatnonzero(~np.isin(np.asarray(panel.tasks, dtype=object),
+                                   np.asarray(dropped, dtype=object)))
+    if len(kept) < 2:
+        raise InputError(source, f"{what}: {len(found)} of {len(panel.tasks)} items miss a "
+                         f"score ({shown}); `incomplete_items: drop` would leave {len(kept)}",
+                         "at least 2 items scored in every language x backbone cell")
+    return panel.subset(tasks=kept), dropped

@@ -249,14 +249,19 @@ def collections_section(res: Results, name: str) -> dict | None:
 
 
 def skipped_section(res: Results, name: str) -> dict | None:
-    """One line per analysis of panel ``name`` that its shape did not allow, with why."""
-    found = res.skipped(name)
+    """One line per analysis of panel ``name`` that its shape did not allow, with why, and
+    the items the band left out (``incomplete_items: drop``)."""
+    found = sorted(res.skipped(name).items())
+    dropped = (res.json(f"{name}/cbc/bands.json") or {}).get("dropped_items")
+    if dropped:
+        found.append(("bands", f"left out {len(dropped)} item(s) with a missing score "
+                               f"(incomplete_items: drop): {', '.join(dropped)}"))
     if not found:
         return None
-    return _section("skipped", "Analyses not run on this panel",
+    return _section("skipped", "Analyses not run on this panel, or on fewer items",
                     "The panel's shape (judges, languages, tasks, repeated runs) does not allow "
-                    "these analyses; the others ran. The reasons are in the logs too.",
-                    _facts(f"{name}/shape.json", sorted(found.items())))
+                    "the analyses listed here; the others ran. The logs give the same reasons.",
+                    _facts(f"{name}/shape.json", found))
 
 
 def panel_data(res: Results, name: str) -> dict:
