@@ -7,11 +7,14 @@ Snakemake stops the workflow and removes the step's partial outputs.
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
+from pathlib import Path
 
 from .data import jsonfile
+from .data.shape import SKIPPED
 
 MESSAGES_VARIABLE = "POLYJUDGE_MESSAGES"
 """Set by :func:`run_step` in a rule script's process: :func:`polyjudge.data.errors.say` then words
@@ -29,6 +32,13 @@ def run_step(main, smk) -> None:
                         format="%(asctime)s %(levelname)s [%(name)s] %(message)s")
     logging.captureWarnings(True)  # numerical warnings belong in the rule's log too
     log.info("rule %s, wildcards %s", smk.rule, dict(smk.wildcards))
+    reason = skipped_reason(smk)
+    if reason:  # the panel's shape does not allow this analysis: say so, in its own results
+        log.warning("panel '%s': analysis '%s' skipped: %s", smk.wildcards.panel,
+                    smk.params.analysis, reason)
+        write_skipped(list(smk.output), smk.params.analysis, reason)
+        log.info("done (skipped)")
+        return
     where = f"rule {smk.rule}" + "".join(f", {k} {v}" for k, v in dict(smk.wildcards).items())
     os.environ[MESSAGES_VARIABLE] = "workflow"  # messages name the panel's config keys, file rows
     try:
@@ -40,6 +50,33 @@ def run_step(main, smk) -> None:
         log.exception("unexpected error (%s)", where)
         raise
     log.info("done")
+
+
+def skipped_reason(smk) -> str | None:
+    """Why the job's analysis (its ``analysis`` param) cannot run on its panel: the reason the
+    panel's ``shape.json`` (input ``shape``, written by ingest) gives; None: it runs."""
+    if "shape" not in smk.input.keys() or "analysis" not in smk.params.keys():
+        return None
+    shape = json.loads(Path(smk.input.shape).read_text(encoding="utf-8"))
+    return shape["analyses"].get(smk.params.analysis)
+
+
+def write_skipped(outputs, analysis: str, reason: str) -> None:
+    """Each of ``outputs`` as a skipped result: one row (JSON: one object) giving the analysis
+    and why it did not run, in the file's own format, so every declared output exists, the
+    run goes on, and readers (the figures, the results page) tell it from a result."""
+    import pandas as pd
+
+    record = dict(zip(SKIPPED, (analysis, reason)))
+    for path in map(Path, outputs):
+        if path.suffix == ".json":
+            write_json(record, path)
+        elif path.suffix == ".csv":
+            write_csv(pd.DataFrame([record]), path)
+        elif path.suffix == ".parquet":
+            write_parquet(pd.DataFrame([record]), path)
+        else:
+            path.write_text(f"{analysis} skipped: {reason}\n", encoding="utf-8")
 
 
 def write_json(data: dict, path, reasons: dict | None = None) -> None:

@@ -59,11 +59,18 @@ def _mappings(value) -> dict:
 
 def complete(config: dict, defaults: dict) -> dict:
     """``config`` completed from ``defaults`` (config/config.yaml), as a new dict (``config`` is
-    left as it was). Collections such as ``panels`` replace the defaults' as a whole; a panel
+    left as it was). Collections such as ``panels`` replace the defaults' as a whole; a config
+    with ``panels`` of its own runs no simulation scenario it does not list; a panel
     takes what it leaves out from the panel it ``extends`` (:data:`EXTENDS_INHERITS`), then
     ``panel_defaults``, a synthetic one from ``simulation.base``; endpoints, ``collect`` blocks,
     their ``stop`` blocks and collected pairwise panels from ``collection``'s defaults."""
-    done = fill_defaults(copy.deepcopy(config), defaults)
+    done = copy.deepcopy(config)
+    # a run of the user's own panels does not pay for the package's simulation study unless
+    # it lists scenarios; the reproduction (no `panels` given) runs the defaults' study
+    simulation = done.get("simulation")
+    if "panels" in done and (simulation is None or isinstance(simulation, dict)):
+        done["simulation"] = {"scenarios": {}, **(simulation or {})}
+    done = fill_defaults(done, defaults)
     panels = _mappings(done.get("panels"))
     for panel in panels.values():
         base = panels.get(panel.get("extends"))

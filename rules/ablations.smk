@@ -8,6 +8,7 @@ include: "ablations.functions.smk"
 rule task_count:
     input:
         unpack(truth_input),
+        shape="results/{panel}/shape.json",
         tensor="results/{panel}/tensor.parquet",
     output:
         table="results/{panel}/ablations/task_count.csv",
@@ -22,6 +23,7 @@ rule task_count:
         mem_mb=scaled(500, 400, of=["tensor"]),
         runtime=scaled(30, 20, of=["tensor"]),
     params:
+        analysis="task_count",
         settings=config["ablations"]["task_count"],
         eps=config["cbc"]["eps"],
     script:
@@ -30,6 +32,7 @@ rule task_count:
 
 rule backbone_subsets:
     input:
+        shape="results/{panel}/shape.json",
         tensor="results/{panel}/tensor.parquet",
     output:
         table="results/{panel}/ablations/backbone_subsets.csv",
@@ -44,6 +47,7 @@ rule backbone_subsets:
         mem_mb=scaled(500, 400, of=["tensor"]),
         runtime=scaled(30, 20, of=["tensor"]),
     params:
+        analysis="backbone_subsets",
         settings=config["ablations"]["backbone_subsets"],
     script:
         "../workflow_scripts/backbone_subsets.py"
@@ -51,6 +55,7 @@ rule backbone_subsets:
 
 rule requirement_type:
     input:
+        shape="results/{panel}/shape.json",
         requirements="results/{panel}/requirements.parquet",
         types=lambda wc: data_input(PANELS[wc.panel]["requirement_types"]),
     output:
@@ -66,6 +71,7 @@ rule requirement_type:
         mem_mb=scaled(400, 600, of=["requirements"]),
         runtime=scaled(30, 5, of=["requirements"]),
     params:
+        analysis="requirement_type",
         settings=config["ablations"]["requirement_type"],
         panel=panel_config,
     script:
@@ -74,6 +80,7 @@ rule requirement_type:
 
 rule lolo:
     input:
+        shape="results/{panel}/shape.json",
         tensor="results/{panel}/tensor.parquet",
     output:
         table="results/{panel}/lolo/lolo.csv",
@@ -88,6 +95,7 @@ rule lolo:
         mem_mb=scaled(500, 400, of=["tensor"]),
         runtime=scaled(30, 20, of=["tensor"]),
     params:
+        analysis="lolo",
         settings=config["lolo"],
     script:
         "../workflow_scripts/lolo.py"

@@ -9,6 +9,7 @@ include: "calibrate.functions.smk"
 rule cbc:
     input:
         unpack(truth_input),
+        shape="results/{panel}/shape.json",
         tensor="results/{panel}/tensor.parquet",
         manifest="results/{panel}/inputs.json",
     output:
@@ -28,6 +29,7 @@ rule cbc:
         mem_mb=scaled(500, 400, of=["tensor"]),
         runtime=scaled(30, 20, of=["tensor"]),
     params:
+        analysis="cbc",
         eps=config["cbc"]["eps"],
         panel=panel_config,
         intervals=config["rank_intervals"],
@@ -37,6 +39,7 @@ rule cbc:
 
 rule calibrator:
     input:
+        shape="results/{panel}/shape.json",
         runs="results/{panel}/runs.parquet",
         tensor="results/{panel}/tensor.parquet",
         cell_means="results/{panel}/cell_means.csv",
@@ -52,8 +55,11 @@ rule calibrator:
         mem_mb=scaled(400, 100, of=["runs"]),
         runtime=scaled(30, 3, of=["runs"]),
     params:
+        analysis="cbc",
         panel=panel_config,
         band=calibrator_band,
+        incomplete_items=lambda wc: PANELS[wc.panel]["incomplete_items"],
+        source=runs_source,
     script:
         "../workflow_scripts/calibrator.py"
 
@@ -108,6 +114,7 @@ rule extension:
 
 rule bands:
     input:
+        shape="results/{panel}/shape.json",
         tensor="results/{panel}/tensor.parquet",
     output:
         bands=report(
@@ -127,6 +134,9 @@ rule bands:
         mem_mb=scaled(500, 400, of=["tensor"]),
         runtime=scaled(30, 20, of=["tensor"]),
     params:
+        analysis="bands",
+        incomplete_items=lambda wc: PANELS[wc.panel]["incomplete_items"],
+        source=runs_source,
         settings=config["bands"],
     script:
         "../workflow_scripts/bands.py"

@@ -57,6 +57,7 @@ ANALYSIS_KEYS = (
     "verdict_threshold",
     "anchor_sample",
     "requirement_types",
+    "incomplete_items",
 )
 # Keys only the rules that apply or extend a calibration read (they get them as params of their
 # own); `extends` stays in a panel's config where it is set (ingest combines the runs).

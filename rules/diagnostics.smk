@@ -6,6 +6,7 @@ include: "diagnostics.functions.smk"
 
 rule three_way:
     input:
+        shape="results/{panel}/shape.json",
         runs="results/{panel}/runs.parquet",
     output:
         summary=report(
@@ -24,6 +25,7 @@ rule three_way:
         mem_mb=scaled(300, 60, of=["runs"]),
         runtime=scaled(20, 1, of=["runs"]),
     params:
+        analysis="diagnostics",
         panel=panel_config,
         alpha=config["diagnostics"]["alpha"],
         source=runs_source,

@@ -8,6 +8,7 @@ include: "external.functions.smk"
 
 rule btl_tau:
     input:
+        shape="results/{panel}/shape.json",
         tensor="results/{panel}/tensor.parquet",
     output:
         table="results/{panel}/external/btl_tau.csv",
@@ -23,6 +24,7 @@ rule btl_tau:
         mem_mb=scaled(500, 400, of=["tensor"]),
         runtime=scaled(30, 20, of=["tensor"]),
     params:
+        analysis="external",
         settings=config["external"]["btl"],
     script:
         "../workflow_scripts/btl_tau.py"
@@ -31,6 +33,7 @@ rule btl_tau:
 rule human_anchor:
     input:
         unpack(anchor_inputs),
+        shape="results/{panel}/shape.json",
         tensor="results/{panel}/tensor.parquet",
         beta="results/{panel}/cbc/beta.csv",
     output:
@@ -47,6 +50,7 @@ rule human_anchor:
         mem_mb=scaled(400, 400, of=["tensor"]),
         runtime=scaled(20, 20, of=["tensor"]),
     params:
+        analysis="external",
         settings=config["external"]["human_anchor"],
     script:
         "../workflow_scripts/human_anchor.py"

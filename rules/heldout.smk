@@ -8,6 +8,7 @@ include: "heldout.functions.smk"
 rule heldout:
     input:
         unpack(heldout_inputs),
+        shape="results/{panel}/shape.json",
     output:
         tau="results/{panel}/heldout/tau.csv",
         replicates="results/{panel}/heldout/replicates.parquet",
@@ -23,6 +24,7 @@ rule heldout:
         mem_mb=scaled(400, 100),
         runtime=scaled(30, 10),
     params:
+        analysis="heldout",
         settings=config["heldout"],
         methods=heldout_methods,
         left_out=heldout_left_out,
@@ -34,6 +36,7 @@ rule heldout:
 
 rule decisions:
     input:
+        shape="results/{panel}/shape.json",
         tensor="results/{panel}/tensor.parquet",
     output:
         decisions="results/{panel}/heldout/decisions.json",
@@ -47,6 +50,7 @@ rule decisions:
         mem_mb=scaled(500, 400, of=["tensor"]),
         runtime=scaled(30, 20, of=["tensor"]),
     params:
+        analysis="decisions",
         settings=config["decisions"],
     script:
         "../workflow_scripts/decisions.py"

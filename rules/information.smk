@@ -7,6 +7,7 @@ include: "information.functions.smk"
 
 rule cmi_null_shard:
     input:
+        shape="results/{panel}/shape.json",
         runs="results/{panel}/runs.parquet",
         tensor="results/{panel}/tensor.parquet",
     output:
@@ -25,6 +26,7 @@ rule cmi_null_shard:
         mem_mb=scaled(300, 80, of=["runs"]),
         runtime=scaled(20, NULL_MINUTES_PER_MILLION_RUNS, of=["runs"]),
     params:
+        analysis="information",
         settings=config["information"],
         source=runs_source,
     script:
@@ -33,6 +35,7 @@ rule cmi_null_shard:
 
 rule cmi:
     input:
+        shape="results/{panel}/shape.json",
         runs="results/{panel}/runs.parquet",
         tensor="results/{panel}/tensor.parquet",
         shards=cmi_shards,
@@ -50,6 +53,7 @@ rule cmi:
         mem_mb=scaled(300, 100, of=["runs"]),
         runtime=scaled(20, 2, of=["runs"]),
     params:
+        analysis="information",
         settings=config["information"],
     script:
         "../workflow_scripts/cmi.py"

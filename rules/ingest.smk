@@ -49,6 +49,7 @@ rule ingest:
         manifest="results/{panel}/inputs.json",
         tensor="results/{panel}/tensor.parquet",
         cell_means="results/{panel}/cell_means.csv",
+        shape="results/{panel}/shape.json",
     log:
         "results/{panel}/logs/ingest.log",
     benchmark:

@@ -6,6 +6,7 @@ include: "missing.functions.smk"
 
 rule deletion_experiment:
     input:
+        shape="results/{panel}/shape.json",
         tensor="results/{panel}/tensor.parquet",
     output:
         table=report(
@@ -24,6 +25,7 @@ rule deletion_experiment:
         mem_mb=scaled(300, 200, of=["tensor"]),
         runtime=scaled(30, 20, of=["tensor"]),
     params:
+        analysis="missing",
         settings=config["missing"],
     script:
         "../workflow_scripts/deletion_experiment.py"
@@ -31,6 +33,7 @@ rule deletion_experiment:
 
 rule parse_failures:
     input:
+        shape="results/{panel}/shape.json",
         requirements="results/{panel}/requirements.parquet",
     output:
         table=report(
@@ -49,6 +52,7 @@ rule parse_failures:
         mem_mb=scaled(400, 600, of=["requirements"]),
         runtime=scaled(20, 5, of=["requirements"]),
     params:
+        analysis="parse_failures",
         panel=panel_config,
     script:
         "../workflow_scripts/parse_failures.py"

@@ -6,6 +6,7 @@ include: "reversal.functions.smk"
 
 rule reversal:
     input:
+        shape="results/{panel}/shape.json",
         tensor="results/{panel}/tensor.parquet",
     output:
         pairs="results/{panel}/reversal/pairs.csv",
@@ -20,6 +21,7 @@ rule reversal:
         mem_mb=scaled(500, 400, of=["tensor"]),
         runtime=scaled(30, 20, of=["tensor"]),
     params:
+        analysis="reversal",
         settings=config["reversal"],
     script:
         "../workflow_scripts/reversal.py"

@@ -347,11 +347,11 @@ def test_mutated_json_lines_read_or_stop_with_a_message(tmp_path, data):
 
 @pytest.mark.slow
 def test_workflow_filtered_categoricals_one_language_and_an_unbalanced_panel(tmp_path):
-    """One run (--keep-going) of three panels: a filtered categorical Parquet file is read as
-    its rows (item 1); a monolingual panel stops cbc with what CBC needs, and the
-    fix it offers (cell_means.csv) builds (item 2; the calibrator rule calls the same check,
-    through Calibrator.fit, tested above); an unbalanced panel's heldout/tau.csv gives
-    every method without a value its reason, also in the log (item 5)."""
+    """One run of three panels: a filtered categorical Parquet file is read as its rows
+    (item 1); a monolingual panel skips cbc, saying what CBC needs, and what still runs
+    (cell_means.csv) is built (item 2; tests/test_panel_shape.py has every shape); an
+    unbalanced panel's heldout/tau.csv gives every method without a value its reason, also in
+    the log (item 5)."""
     import yaml
     from test_workflow import snakemake
     data = tmp_path / "data"
@@ -368,19 +368,21 @@ def test_workflow_filtered_categoricals_one_language_and_an_unbalanced_panel(tmp
                          "unbalanced": {**panel, "runs": "unbalanced.csv", "missing": "omit",
                                         "analyses": ["heldout"]}}}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    result = snakemake(tmp_path, "--configfile", "config.yaml", "--keep-going",
-                       "results/filtered/cbc/beta.csv", "results/mono/cbc/beta.csv",
-                       "results/mono/cell_means.csv",
-                       "results/unbalanced/heldout/tau.csv", check=False)
+    result = snakemake(tmp_path, "results/filtered/cbc/beta.csv", "results/mono/cbc/beta.csv",
+                       "results/mono/cell_means.csv", "results/unbalanced/heldout/tau.csv",
+                       "--configfile", "config.yaml")
     out, results = result.stdout + result.stderr, tmp_path / "results"
-    assert result.returncode != 0
     beta = pd.read_csv(results / "filtered" / "cbc" / "beta.csv")
     assert sorted(beta["language"].unique()) == ["L1", "L2", "L3"]
     assert sorted(beta["backbone"].unique()) == ["B1", "B2"]
     log = (results / "mono" / "logs" / "cbc.log").read_text()
-    assert "needs at least 2 languages and at least 2 backbones" in log, log
-    assert "panel 'mono'" in log and "1 language (L1)" in log and "unexpected error" not in log
-    assert not (results / "mono" / "cbc" / "beta.csv").exists()
+    assert "panel 'mono': analysis 'cbc' skipped: needs at least 2 languages and 2 " \
+        "backbones" in log, log
+    assert "1 language (L1)" in log and "unexpected error" not in log
+    assert "panel 'mono': still runs: " in (results / "mono" / "logs" / "ingest.log").read_text()
+    skipped = pd.read_csv(results / "mono" / "cbc" / "beta.csv")
+    assert list(skipped.columns) == ["analysis", "skipped"] and "1 language (L1)" in \
+        skipped["skipped"][0]
     cells = pd.read_csv(results / "mono" / "cell_means.csv")  # the fix the message offers
     assert set(cells["language"]) == {"L1"} and len(cells) == 3
     tau = pd.read_csv(results / "unbalanced" / "heldout" / "tau.csv", keep_default_na=False)

@@ -3,6 +3,7 @@ import json
 import logging
 
 from polyjudge.data.io import read_table
+from polyjudge.data.shape import is_skipped
 from polyjudge.data.yamlfile import read_yaml
 from polyjudge.report import figures
 from polyjudge.scripting import run_step
@@ -75,9 +76,15 @@ def main(smk):
     loaded = {key: load(path) for key, path in smk.input.items()}
     for name, inputs in smk.params.tables.items():
         tables = {arg: loaded[key] for arg, key in inputs.items()}
-        fig = draw(name, tables, panel, smk.params.kind, smk.params.claims)
+        skipped = next((table for table in tables.values() if is_skipped(table)), None)
+        if skipped is not None:  # the panel's shape did not allow the analysis (its log says)
+            reason = skipped["skipped"] if isinstance(skipped, dict) else skipped["skipped"][0]
+            fig = figures.not_drawn(f"{figures.TITLES[name]} ({panel})", reason)
+        else:
+            fig = draw(name, tables, panel, smk.params.kind, smk.params.claims)
         figures.save_figure(fig, smk.output[name], smk.output[f"{name}_svg"])
-        log.info("%s of %s drawn", name, panel)
+        log.info("%s of %s %s", name, panel, "not drawn (skipped)" if skipped is not None
+                 else "drawn")
 
 
 run_step(main, snakemake)

@@ -12,6 +12,7 @@ import json
 import logging
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from polyjudge.analyses import extension
@@ -102,6 +103,22 @@ def provenance(panel, inputs):
     return files, simulated
 
 
+def panel_shape(tensor, name, listed):
+    """shape.json: the panel's size and, for every analysis, why its shape does not allow it
+    (null: it does). Every analysis, not only those listed: the list is read from the config,
+    not a param, so adding an analysis does not rerun the ingest (nor make this file stale).
+    The analyses listed that cannot run are logged here, with what still runs; each also
+    writes a skipped result naming why (polyjudge.scripting.run_step)."""
+    n_runs = tensor.n_runs
+    reasons = shape.analysis_reasons(n_runs, tensor.tasks, tensor.languages, tensor.backbones)
+    for line in shape.skipped_summary(name, {a: reasons[a] for a in listed if a in reasons}):
+        log.warning(line)
+    return {"panel": name, "n_tasks": len(tensor.tasks), "languages": list(tensor.languages),
+            "backbones": list(tensor.backbones),
+            "runs_per_cell": {"fewest": int(np.min(n_runs)), "most": int(np.max(n_runs))},
+            "analyses": reasons}
+
+
 def main(smk):
     panel = smk.params.panel
     every = dict(smk.input.items())
@@ -124,11 +141,6 @@ def main(smk):
     try:
         tensor = stats.panel(languages, backbones,
                              allow_missing_cells=panel["missing"] == "omit")
-        # the CMI test and the three-way diagnostic need repeated runs: said here, naming the
-        # user's table, not by their own jobs (the panel's analyses are read from the config,
-        # not a param: adding one does not rerun the ingest)
-        shape.require_repeated_runs(tensor.n_runs, source, smk.wildcards.panel,
-                                    smk.config["panels"][smk.wildcards.panel]["analyses"])
     except InputError:
         Path(smk.output.runs).unlink(missing_ok=True)  # no partial output
         raise
@@ -137,6 +149,9 @@ def main(smk):
     model = stats.model_stats()
     write_parquet(tensor.to_frame(), smk.output.tensor)
     write_csv(tensor.matrix_frame(tensor.cell_means(), "mean"), smk.output.cell_means)
+    write_json(panel_shape(tensor, smk.wildcards.panel,
+                           smk.config["panels"][smk.wildcards.panel]["analyses"]),
+               smk.output.shape)
     files, simulated = provenance(panel, every)
     write_json({"kind": panel["kind"], "n_runs": stats.n_runs,
                 "r2_two_way": estimator.r_squared_from_stats(**model, full=False),

@@ -128,3 +128,132 @@ def require_repeated_runs(n_runs, source, panel: str, analyses) -> None:
     wanted = [name for name in REPEATED_RUNS if name in analyses]
     if wanted and not (np.asarray(n_runs) > 1).any():
         raise one_run_per_cell_error(source, wanted, panel, analyses)
+
+
+# --- which analyses a panel's shape allows (the workflow skips the others) ---------------------
+# Found only when the runs are read: a panel's config does not say how many judges, languages,
+# tasks or repeated runs its table holds. ingest writes the verdict for every analysis into
+# results/{panel}/shape.json; an analysis that cannot run writes a "skipped" result naming why.
+TWO_WAY = ("cbc", "bands", "heldout", "decisions", "reversal", "task_count", "backbone_subsets",
+           "requirement_type", "lolo", "missing", "diagnostics", "external")
+"""Analyses of CBC's interaction beta (or compared with it): two languages and two backbones."""
+ALL_ANALYSES = (*TWO_WAY[:5], "information", *TWO_WAY[5:], "parse_failures")
+"""Every analysis of a score panel, in the order of the config schema."""
+MIN_TASKS = {"task_count": 3}
+"""Fewest tasks an analysis needs (2 elsewhere: a task bootstrap, a split into halves)."""
+SKIPPED = ("analysis", "skipped")
+"""The columns (CSV, Parquet) or keys (JSON) of a skipped analysis's results: its name and why
+(written by polyjudge.scripting.write_skipped)."""
+STILL_RUNS = ("the raw mean score of each backbone in each language (results/{panel}/"
+              "cell_means.csv)")
+
+
+def _labels(n, axis, labels) -> str:
+    named = ", ".join(map(str, labels[:3])) + (", ..." if n > 3 else "")
+    return f"{n} {axis}{'' if n == 1 else 's'} ({named})"
+
+
+def short_repeats(n_runs: np.ndarray, tasks, languages, backbones) -> str | None:
+    """Why the cells' repeated runs do not allow a test that compares them (None if they do):
+    every task x language x backbone cell needs the same number of runs, at least 2, as the
+    CMI test's strata and the three-way test's frameworks are read as complete blocks."""
+    n_runs = np.asarray(n_runs)
+    most = int(n_runs.max(initial=0))
+    if most < 2:
+        return ("needs repeated runs (frameworks, seeds or epochs) of every task x language x "
+                "backbone cell; this panel has one run per cell")
+    short = np.argwhere(n_runs < most)
+    if not len(short):
+        return None
+    cells = ", ".join(f"({tasks[t]}, {languages[l]}, {backbones[b]}) with {n_runs[t, l, b]}"
+                      for t, l, b in short[:4]) + (", ..." if len(short) > 4 else "")
+    return (f"needs the same number of repeated runs in every task x language x backbone "
+            f"cell: {len(short)} cell(s) have fewer than the others' {most}: {cells}; have "
+            f"those runs judged, or remove the task(s) from the run table")
+
+
+def analysis_reasons(n_runs: np.ndarray, tasks, languages, backbones,
+                     analyses=ALL_ANALYSES) -> dict[str, str | None]:
+    """``{analysis: why it cannot run on this panel, or None}`` for ``analyses``, from the
+    panel's shape alone: its ``tasks``, ``languages`` and ``backbones`` and ``n_runs[t, l, b]``,
+    the runs of each cell (0: none). What a panel's kind or config rules out is said at start-up
+    (polyjudge.workflow_config.analysis_problem), before any run is read."""
+    n, k, m = len(tasks), len(languages), len(backbones)
+    two_way = None
+    if k < 2 or m < 2:
+        two_way = (f"needs at least 2 languages and 2 backbones (the language x backbone "
+                   f"interaction is zero by definition on one); this panel has "
+                   f"{_labels(k, 'language', languages)} and {_labels(m, 'backbone', backbones)}")
+    repeats = short_repeats(n_runs, tasks, languages, backbones)
+    reasons = {}
+    for name in analyses:
+        reason = None
+        if name in TWO_WAY:
+            reason = two_way
+            least = MIN_TASKS.get(name, 2)
+            if reason is None and n < least:
+                reason = f"needs at least {least} tasks; this panel has {n}"
+            if reason is None and name == "lolo" and k < 3:
+                reason = (f"needs at least 3 languages (2 left when one is held out); this "
+                          f"panel has {_labels(k, 'language', languages)}")
+        if name == "information" and k < 2:
+            reason = (f"needs at least 2 languages to compare; this panel has "
+                      f"{_labels(k, 'language', languages)}")
+        if reason is None and name in REPEATED_RUNS:
+            reason = repeats
+        reasons[name] = reason
+    return reasons
+
+
+def skipped_summary(panel: str, reasons: dict[str, str | None]) -> list[str]:
+    """The lines a log shows for a panel's ``reasons`` (:func:`analysis_reasons` of its listed
+    analyses): one per analysis skipped, naming panel and reason, then what still runs."""
+    skipped = [f"panel '{panel}': analysis '{name}' skipped: {reason}"
+               for name, reason in reasons.items() if reason]
+    if not skipped:
+        return []
+    runs = [name for name, reason in reasons.items() if not reason]
+    return skipped + [f"panel '{panel}': still runs: " + ", ".join(
+        runs + [STILL_RUNS.format(panel=panel)])]
+
+
+def is_skipped(table) -> bool:
+    """Is ``table`` (a DataFrame or a JSON object) a skipped analysis's result?"""
+    keys = table.keys() if isinstance(table, dict) else getattr(table, "columns", ())
+    return list(keys) == list(SKIPPED)
+
+
+# --- items (tasks) with a missing score, for analyses that need complete items ----------------
+def incomplete_items(panel: Panel) -> list[tuple[str, list[tuple]]]:
+    """Each task without a score in some language x backbone cell, with those cells."""
+    missing = ~np.isfinite(panel.values)
+    return [(panel.tasks[t], [(panel.languages[l], panel.backbones[b])
+                              for l, b in zip(*np.nonzero(missing[t]))])
+            for t in np.flatnonzero(missing.any(axis=(1, 2)))]
+
+
+def complete_items(panel: Panel, option: str, what: str, source,
+                   name: str) -> tuple[Panel, list[str]]:
+    """``panel`` for an analysis (``what``) that needs every item scored in every cell, and the
+    items left out: with the panel's ``incomplete_items: drop``, those missing a score (logged
+    by the caller); with ``error``, an incomplete panel stops here, naming the items, their
+    cells and the setting. ``source``: the file named; ``name``: the panel."""
+    found = incomplete_items(panel)
+    if not found:
+        return panel, []
+    shown = "; ".join(f"{task} in {named_pairs(cells, 3)}" for task, cells in found[:5]) + (
+        "; ..." if len(found) > 5 else "")
+    if option != "drop":
+        raise InputError(source, f"{what} needs every item (task) scored in every language x "
+                         f"backbone cell; {len(found)} item(s) miss a score: {shown}",
+                         f"scores for those items, or `incomplete_items: drop` in panel "
+                         f"'{name}' to leave them out of {what} (logged, and said on the "
+                         "results page)")
+    dropped = [task for task, _ in found]
+    kept = np.flatnonzero(~np.isin(np.asarray(panel.tasks, dtype=object),
+                                   np.asarray(dropped, dtype=object)))
+    if len(kept) < 2:
+        raise InputError(source, f"{what}: {len(found)} of {len(panel.tasks)} items miss a "
+                         f"score ({shown}); `incomplete_items: drop` would leave {len(kept)}",
+                         "at least 2 items scored in every language x backbone cell")
+    return panel.subset(tasks=kept), dropped

@@ -4,6 +4,7 @@ that builds the report; when it failed (``onerror``), each failed rule's own mes
 its log, so the cause is the last thing on screen rather than 1,000 lines up."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -43,6 +44,18 @@ def claims_line(path: Path, since: float | None = None) -> str | None:
     return f"claims: {counted} of {len(table)} published values -> {markdown}{earlier}"
 
 
+def _skipped(results: Path, name: str, analyses) -> str:
+    """``, 2 skipped (...)``: the panel's listed analyses its shape did not allow, as ingest
+    wrote them into shape.json; empty if none (or no shape.json)."""
+    path = results / name / "shape.json"
+    if not path.is_file():
+        return ""
+    reasons = json.loads(path.read_text(encoding="utf-8")).get("analyses", {})
+    skipped = [a for a in analyses if reasons.get(a)]
+    return (f", {len(skipped)} skipped: {', '.join(skipped)}; why: {path.parent}/logs/"
+            "ingest.log" if skipped else "")
+
+
 def run_summary(panels: dict, results="results", since: float | None = None,
                 simulation: bool = False) -> str:
     """A short summary of a finished run: ``panels`` (name -> its analyses), the outputs under
@@ -55,8 +68,9 @@ def run_summary(panels: dict, results="results", since: float | None = None,
                                        f"{results}/ (docs/outputs.md describes each)."
                                        if written else f"Results under {results}/.")]
     if panels:
-        shown = [f"{name} ({len(analyses)} analyses)" if len(analyses) != 1
-                 else f"{name} ({analyses[0]})" for name, analyses in panels.items()]
+        shown = [(f"{name} ({len(analyses)} analyses" if len(analyses) != 1
+                  else f"{name} ({analyses[0]}") + _skipped(results, name, analyses) + ")"
+                 for name, analyses in panels.items()]
         lines.append(f"  panels: {', '.join(shown)}")
     claims = claims_line(results / "claims.csv", since)
     if claims:

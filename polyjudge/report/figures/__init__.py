@@ -32,10 +32,10 @@ from .information import cmi_null_histogram
 from .judge_ls import judge_ls_flips, judge_ls_position
 from .rankings import heldout_tau_forest, ranking_bump_chart, reversal_strength
 from .simulation import simulation_coverage
-from .style import DPI, STYLE, TITLES, save_figure
+from .style import DPI, STYLE, TITLES, not_drawn, save_figure
 
 __all__ = ['DPI', 'STYLE', 'TITLES', 'save_figure', 'interaction_heatmap', 'band_vs_radius',
            'ranking_bump_chart', 'heldout_tau_forest', 'reversal_strength', 'task_count_curve',
            'backbone_subsets_panel', 'lolo_panel', 'deletion_mae', 'cmi_null_histogram',
            'judge_ls_flips', 'judge_ls_position', 'simulation_coverage', 'applied_ranks',
-           'new_judge', 'stopping_curve']
+           'new_judge', 'stopping_curve', 'not_drawn']

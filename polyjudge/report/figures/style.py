@@ -117,6 +117,21 @@ def new_figure(width: float, height: float) -> Figure:
     return Figure(figsize=(round(width * 8) / 8, round(height * 8) / 8), layout="constrained")
 
 
+@styled
+def not_drawn(title: str, reason: str) -> Figure:
+    """A figure in place of one whose analysis did not run on the panel: its title and why
+    (the panel's shape did not allow it), so every figure file exists and none looks drawn."""
+    import textwrap
+
+    fig = new_figure(6, 1.5)
+    ax = fig.add_subplot()
+    ax.set_axis_off()
+    ax.set_title(title)
+    ax.text(0.5, 0.5, "Not drawn: " + textwrap.fill(reason, 90), ha="center", va="center",
+            transform=ax.transAxes, wrap=False)
+    return fig
+
+
 def interval_dots(ax, y, value, low, high, label=None, **style) -> None:
     """Point estimates at ``(value, y)`` with horizontal intervals ``[low, high]``."""
     color = style.pop("color")

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ...data.shape import SKIPPED, is_skipped
+
 PER_LANGUAGE, POOLED = "per language", "pooled over languages"
 SCORE, VERDICT = "score", "verdict"
 
@@ -80,18 +82,42 @@ class Results:
             return None
         return path
 
+    # A skipped analysis's result (polyjudge.data.shape.SKIPPED) reads as no result: the page
+    # shows why it was skipped (:meth:`skipped`), not a table of it.
     def csv(self, relative: str) -> pd.DataFrame | None:
         path = self.path(relative)
-        return None if path is None else pd.read_csv(path, keep_default_na=False,
-                                                     na_values=[""])
+        frame = None if path is None else pd.read_csv(path, keep_default_na=False,
+                                                      na_values=[""])
+        return None if is_skipped(frame) else frame
 
     def json(self, relative: str):
         path = self.path(relative)
-        return None if path is None else json.loads(path.read_text(encoding="utf-8"))
+        found = None if path is None else json.loads(path.read_text(encoding="utf-8"))
+        return None if is_skipped(found) else found
 
     def parquet(self, relative: str) -> pd.DataFrame | None:
         path = self.path(relative)
-        return None if path is None else pd.read_parquet(path)
+        frame = None if path is None else pd.read_parquet(path)
+        return None if is_skipped(frame) else frame
+
+    def skipped(self, name: str) -> dict[str, str]:
+        """``{analysis: why}`` of panel ``name``'s analyses that its shape did not allow, read
+        from their skipped results (CSV and JSON files whose header or keys are SKIPPED)."""
+        found, header = {}, ",".join(SKIPPED)
+        for path in sorted((self.root / name).rglob("*")):
+            if path.suffix not in (".csv", ".json") or self.path(
+                    str(path.relative_to(self.root))) is None:
+                continue
+            with path.open(encoding="utf-8") as handle:
+                first = handle.readline().strip()
+            if path.suffix == ".csv" and first == header:
+                frame = pd.read_csv(path, keep_default_na=False)
+                found.update(zip(frame["analysis"], frame["skipped"]))
+            elif path.suffix == ".json" and first == "{":
+                record = json.loads(path.read_text(encoding="utf-8"))
+                if is_skipped(record):
+                    found[record["analysis"]] = record["skipped"]
+        return found
 
     def panels(self) -> list[str]:
         """Sub-folders holding a panel's outputs, in name order (the simulation excluded): only

@@ -273,9 +273,26 @@ def collections_section(res: Results, name: str) -> dict | None:
     return _section("collections", "Collection", note, tables=tables, charts_=charts_)
 
 
+def skipped_section(res: Results, name: str) -> dict | None:
+    """One line per analysis of panel ``name`` that its shape did not allow, with why, and
+    the items the band left out (``incomplete_items: drop``)."""
+    found = sorted(res.skipped(name).items())
+    dropped = (res.json(f"{name}/cbc/bands.json") or {}).get("dropped_items")
+    if dropped:
+        found.append(("bands", f"left out {len(dropped)} item(s) with a missing score "
+                               f"(incomplete_items: drop): {', '.join(dropped)}"))
+    if not found:
+        return None
+    return _section("skipped", "Analyses not run on this panel, or on fewer items",
+                    "The panel's shape (judges, languages, tasks, repeated runs) does not allow "
+                    "the analyses listed here; the others ran. The logs give the same reasons.",
+                    _facts(f"{name}/shape.json", found))
+
+
 def panel_data(res: Results, name: str) -> dict:
     """Every section of panel ``name`` the results hold, with its filter values."""
-    sections = [card_section(res, name), leaderboard_section(res, name)]
+    sections = [card_section(res, name), skipped_section(res, name),
+                leaderboard_section(res, name)]
     beta, detail = beta_section(res, name)
     sections += [beta, heldout_section(res, name), decisions_section(res, name),
                  reversal_section(res, name), cmi_section(res, name),
