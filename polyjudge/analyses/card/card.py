@@ -45,10 +45,10 @@ def requirement_verdicts(requirements: pd.DataFrame) -> pd.DataFrame:
 
 def reference_labels(table: pd.DataFrame, settings: dict, source: str
                      ) -> tuple[pd.Series, pd.DataFrame]:
-    """The reference (item -> label) of a ``reference_labels:`` block, and the verdicts of the other
-    raters the same file holds (``rater_column`` other than ``reference_rater``), as judges in
-    ``language``. Refuses, naming the file and the column, a missing column or an item with
-    two reference labels."""
+    """The reference (item -> label) of a ``reference_labels:`` block, and the verdicts of the
+    other raters the same file holds (``rater_column`` other than ``reference_rater``), as
+    judges in ``language``. Refuses, naming the file and the column, a missing column or an
+    item with two reference labels."""
     on, label = list(settings["keys"]), settings["label"]
     rater = settings.get("rater_column")
     needed = on + [label] + ([rater] if rater else [])
