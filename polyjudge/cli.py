@@ -20,6 +20,7 @@ from .calibrator import COLUMN_PARAMS, DEFAULT_BAND_REPLICATES, UNSEEN_POLICIES,
 from .data import io, sources
 from .data.atomic import write_atomically
 from .data.errors import messages_for
+from .data.path_fields import POLICIES
 from .data.spec import RunSpec
 from .report.page import command as compare_command
 
@@ -137,6 +138,9 @@ def _source_options(parser: argparse.ArgumentParser) -> None:
                        help="fields from key=value folders (backbone=gpt-4o/language=en/)")
     group.add_argument("--format", choices=sources.FORMATS,
                        help="the files' format, when their suffix does not tell")
+    group.add_argument("--path-fields", choices=POLICIES,
+                       help="a field the path gives that the records hold too: check (the "
+                       "default: stop where they differ), path or record (trust that side)")
 
 
 def read_runs(args, columns: dict, missing: str = "error"):
@@ -144,8 +148,8 @@ def read_runs(args, columns: dict, missing: str = "error"):
     ``--partitioning`` / ``--format``) read as the workflow reads it, with the user's column
     names. Validation follows in the Calibrator, naming the files' rows."""
     mapping = {name: user for name, user in columns.items() if user != name}
-    extra = {key: getattr(args, key) for key in ("template", "partitioning", "format")
-             if getattr(args, key)}
+    extra = {key: getattr(args, key) for key in ("template", "partitioning", "format",
+                                                 "path_fields") if getattr(args, key)}
     source = {"path": args.runs, **extra} if extra else args.runs
     if not extra and Path(args.runs).is_file() and sources.is_single_file(source):
         frame = io.read_table(source, ["task", "language", "backbone", "score"], mapping)
