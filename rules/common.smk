@@ -2,12 +2,22 @@
 import sys
 from pathlib import Path
 
+from polyjudge.data.errors import InputError
 from polyjudge.data.yamlfile import read_yaml
 from polyjudge.workflow_config import TENSOR_KINDS, ConfigError, check, complete
 
 
 def workflow_yaml(relative):
-    return read_yaml(workflow.source_path(relative))
+    """One of the workflow's own YAML files (relative to rules/); one that does not parse
+    (config/config.yaml edited by hand) prints its message alone, naming the file and line, and
+    exits 1, as a config no run can use does."""
+    try:
+        return read_yaml(
+            workflow.source_path(relative),
+            name=Path(workflow.current_basedir, relative).resolve(),
+        )
+    except InputError as error:
+        sys.exit(str(error))
 
 
 def find_data_dir(value):
