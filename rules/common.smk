@@ -34,9 +34,10 @@ def find_data_dir(value):
 def checked(config, data_dir, schema):
     """polyjudge.workflow_config.check; a config no run can use prints its message alone and
     exits 1 (raised, Snakemake would frame it as "ValueError in file rules/common.smk" with
-    traceback lines, as if the workflow were at fault, not the user's config)."""
+    traceback lines, as if the workflow were at fault, not the user's config). Problems at
+    keys of the user's --configfile name its line."""
     try:
-        return check(config, data_dir, schema)
+        return check(config, data_dir, schema, workflow.overwrite_configfiles)
     except ConfigError as error:
         sys.exit(str(error))
 

@@ -3,7 +3,9 @@ the fix, in one message without a traceback: the package's own reads (polyjudge.
 the workflow's config and claims, prompt files) and `polyjudge check-yaml`. Snakemake reads a
 user's --configfile itself, before any of the workflow's code runs, and says only "Config file is
 not valid JSON or YAML": the test of that start-up holds what Snakemake prints, so a Snakemake
-that names the line shows up here, and that the command named in its place finds the line.
+that names the line shows up here, and that the command named in its place finds the line. A
+slip YAML accepts (a key indented into another mapping) reaches the workflow's check, whose
+message names the file and line of the key.
 """
 import shutil
 import subprocess
@@ -82,6 +84,40 @@ def test_a_prompt_file_that_is_not_yaml_names_its_line(tmp_path):
     path.write_text("\n".join(text) + "\n")
     message = error_of(load_prompt, path)
     assert message.startswith(f"{path}: is not valid YAML at line ") and "^" in message
+
+
+# the same slip where YAML accepts it: `analyses` two spaces too far left is a panel of that name
+MISPLACED = MISINDENTED.replace("   columns", "    columns").replace("    analyses", "  analyses")
+
+
+def test_key_lines_and_the_config_check_name_where_a_key_was_set(tmp_path):
+    from polyjudge.workflow_config import located
+    path = tmp_path / "my.yaml"
+    path.write_text(MISPLACED + "heldout:\n  methods: [Raw,\n    CBC]\n")
+    lines = yamlfile.key_lines(path)
+    assert lines["panels.mine.columns"] == 6 and lines["panels.analyses"] == 7
+    assert lines["heldout.methods.1"] == 10 and lines["panels.analyses.0"] == 7
+    said = located(["  panels.analyses: ['cbc'] is not of type 'object'",
+                    "  unknown key 'analysis' at panels.mine.kind: did you mean?\n    more",
+                    "  unknown value 'x y' in heldout.methods: one of",
+                    "  panels.mine.score_range: from the defaults, no line"], [path])
+    assert said == [f"  panels.analyses: ['cbc'] is not of type 'object' ({path}, line 7)",
+                    f"  unknown key 'analysis' at panels.mine.kind: did you mean? ({path}, "
+                    "line 4)\n    more",
+                    f"  unknown value 'x y' in heldout.methods: one of ({path}, line 9)",
+                    "  panels.mine.score_range: from the defaults, no line"]
+
+
+@pytest.mark.slow
+def test_snakemake_start_up_with_a_key_indented_into_the_wrong_mapping(tmp_path):
+    """Valid YAML, the wrong place: the workflow's own check names the file and the line."""
+    from conftest import dry_run_in
+    result = dry_run_in(tmp_path, MISPLACED)
+    said = result.stdout + result.stderr
+    assert result.returncode != 0 and "Traceback" not in said, said
+    assert "  panels.analyses: ['cbc'] is not of type 'object' (my.yaml, line 7)\n" in said, \
+        said
+    assert said.count("panels.analyses") == 1  # one line per problem
 
 
 @pytest.mark.slow

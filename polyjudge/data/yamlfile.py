@@ -86,3 +86,27 @@ def _lines(text) -> list[str]:
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     return text.lstrip("\ufeff").splitlines() if isinstance(text, str) else []
+
+
+def key_lines(path) -> dict[str, int]:
+    """Where the YAML file at ``path`` sets each key: dotted path (``panels.mine.runs``; list
+    items by their index, ``heldout.methods.0``) -> line (1 = first). Empty for a file that
+    does not parse (its message is :func:`yaml_error`'s)."""
+    try:
+        root = yaml.compose(Path(path).read_bytes(), Loader=LOADER)
+    except (OSError, yaml.YAMLError):
+        return {}
+    found: dict[str, int] = {}
+    stack = [(root, "")]
+    while stack:
+        node, prefix = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            items = [(f"{prefix}{key.value}", key, value) for key, value in node.value]
+        elif isinstance(node, yaml.SequenceNode):
+            items = [(f"{prefix}{i}", item, item) for i, item in enumerate(node.value)]
+        else:
+            continue
+        for dotted, key, value in items:
+            found.setdefault(dotted, key.start_mark.line + 1)
+            stack.append((value, dotted + "."))
+    return found
