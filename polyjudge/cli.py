@@ -1,7 +1,8 @@
 """The ``polyjudge`` console script: fit a calibrator on a run table, apply it to new runs.
 
 ``polyjudge fit runs.csv -o calibrator.json`` and ``polyjudge apply --calibrator calibrator.json
-new_runs.csv -o calibrated.csv [--rankings rankings.csv]`` (docs/api.md, "From the shell").
+new_runs.csv -o calibrated.csv [--rankings rankings.csv]`` (docs/api.md, "From the shell");
+``polyjudge check-yaml my.yaml`` names the line of a YAML error (Snakemake does not).
 Run tables are the workflow's sources (:mod:`polyjudge.data.sources`): a CSV, Parquet, JSON Lines
 or JSON file, a folder of them or a glob, with ``--template`` / ``--partitioning`` for fields
 in the paths; the column flags are the workflow's ``columns`` mapping. Bad input gets one
@@ -20,7 +21,9 @@ from .calibrator import COLUMN_PARAMS, DEFAULT_BAND_REPLICATES, UNSEEN_POLICIES,
 from .data import io, sources
 from .data.atomic import write_atomically
 from .data.errors import messages_for
+from .data.path_fields import POLICIES
 from .data.spec import RunSpec
+from .data.yamlfile import read_yaml
 from .report.page import command as compare_command
 
 EXIT_INPUT = 2
@@ -67,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="polyjudge", description="Calibrate multilingual LLM judges with CBC "
         "(double-centring): fit a calibrator on a run table, apply it to new runs.",
         epilog="`polyjudge fit --help` and `polyjudge apply --help` show examples.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{fit,apply,compare}")
+    commands = parser.add_subparsers(dest="command", required=True,
+                                     metavar="{fit,apply,compare,check-yaml}")
     formatter = argparse.RawDescriptionHelpFormatter
 
     fit = commands.add_parser("fit", help="learn beta from a run table and save the calibrator",
@@ -125,6 +129,13 @@ def build_parser() -> argparse.ArgumentParser:
     _column_options(apply, defaults=False)
     _source_options(apply)
     compare_command.add_parser(commands)
+    check_yaml = commands.add_parser(
+        "check-yaml", help="name the line of a YAML error in a config (snakemake does not)",
+        description="Read YAML files as the workflow reads them: a config for --configfile, a "
+        "prompt, a collection. Snakemake reads --configfile itself, before the workflow starts, "
+        "and says only 'Config file is not valid JSON or YAML'; this names the file, the line "
+        "and column, what YAML expected there and how to fix the usual slips.")
+    check_yaml.add_argument("files", nargs="+", metavar="FILE", help="YAML files to read")
     return parser
 
 
@@ -137,6 +148,9 @@ def _source_options(parser: argparse.ArgumentParser) -> None:
                        help="fields from key=value folders (backbone=gpt-4o/language=en/)")
     group.add_argument("--format", choices=sources.FORMATS,
                        help="the files' format, when their suffix does not tell")
+    group.add_argument("--path-fields", choices=POLICIES,
+                       help="a field the path gives that the records hold too: check (the "
+                       "default: stop where they differ), path or record (trust that side)")
 
 
 def read_runs(args, columns: dict, missing: str = "error"):
@@ -144,8 +158,8 @@ def read_runs(args, columns: dict, missing: str = "error"):
     ``--partitioning`` / ``--format``) read as the workflow reads it, with the user's column
     names. Validation follows in the Calibrator, naming the files' rows."""
     mapping = {name: user for name, user in columns.items() if user != name}
-    extra = {key: getattr(args, key) for key in ("template", "partitioning", "format")
-             if getattr(args, key)}
+    extra = {key: getattr(args, key) for key in ("template", "partitioning", "format",
+                                                 "path_fields") if getattr(args, key)}
     source = {"path": args.runs, **extra} if extra else args.runs
     if not extra and Path(args.runs).is_file() and sources.is_single_file(source):
         frame = io.read_table(source, ["task", "language", "backbone", "score"], mapping)
@@ -206,7 +220,14 @@ def run_apply(args) -> str:
             + (f"; rankings in {args.rankings}" if args.rankings else ""))
 
 
-COMMANDS = {"fit": run_fit, "apply": run_apply, "compare": compare_command.run}
+def run_check_yaml(args) -> str:
+    for path in args.files:
+        read_yaml(path)  # stops at the first file that does not parse, naming its line
+    return "\n".join(f"{path}: valid YAML" for path in args.files)
+
+
+COMMANDS = {"fit": run_fit, "apply": run_apply, "compare": compare_command.run,
+            "check-yaml": run_check_yaml}
 
 
 def main(argv=None) -> int:

@@ -14,12 +14,14 @@ nothing here needs Snakemake.
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 from .analyses.stopping.targets import StopTarget, collection_target
 from .data.config import UNKNOWN_KEYS, fill_defaults, panel_problems, unknown_keys
 from .data.errors import InputError
 from .data.sources import source_inputs
+from .data.yamlfile import key_lines
 from .judges.protocols import missing_items_problem
 from .judges.rounds import check_stop, margin_range
 
@@ -44,6 +46,11 @@ ANALYSES = ("the config asks for analyses these panels cannot run:",
 LINKS = ("the config's panels cannot apply or extend as asked (nothing was run):", None)
 SOURCES = ("the config's panels name data that is not there (nothing was run):", None)
 COLLECTIONS = ("collections:", None)
+
+
+# the key path a problem names: `panels.mine.x: ...`, `unknown key 'x' at panels.mine.x: ...`,
+# `unknown value 'v' in panels.mine.analyses: ...`
+KEY_PATH = re.compile(r"^  (?:unknown key '[^']*' at |unknown value .*? in )?([^\s:']+):")
 
 
 class ConfigError(ValueError):
@@ -340,12 +347,36 @@ def problems(config: dict, data_dir, schema: dict) -> list[str]:
     return [line for _, lines in sections(config, data_dir, schema) for line in lines]
 
 
-def check(config: dict, data_dir, schema: dict) -> dict[str, StopTarget]:
+def located(lines: list[str], files=()) -> list[str]:
+    """Each problem that names a key path, followed by the file and line where the user set
+    it (``files``: the user's config files, a later one winning as in Snakemake), so a key
+    indented into the wrong mapping (valid YAML, the wrong place) is found in the file. A
+    setting the defaults gave has no line."""
+    where = {}
+    for path in files:
+        shown = Path(path)
+        if shown.is_absolute() and shown.is_relative_to(Path.cwd()):
+            shown = shown.relative_to(Path.cwd())
+        where |= {dotted: f"{shown}, line {line}" for dotted, line in key_lines(path).items()}
+    out = []
+    for line in lines:
+        found = KEY_PATH.match(line)
+        if found and found.group(1) in where:
+            first, *rest = line.split("\n", 1)
+            line = "\n".join([f"{first} ({where[found.group(1)]})", *rest])
+        out.append(line)
+    return out
+
+
+def check(config: dict, data_dir, schema: dict, files=()) -> dict[str, StopTarget]:
     """Raise one :class:`ConfigError` listing every problem of the completed ``config`` (each
-    kind under its own heading), before any job; else return the stop target of each panel
+    kind under its own heading; a problem at a key of ``files``, the user's config files,
+    with its file and line), before any job; else return the stop target of each panel
     collected in rounds (panel name -> :class:`StopTarget`)."""
     found = sections(config, data_dir, schema)
     if found:
-        raise ConfigError("\n".join("\n".join([head, *lines] + ([tail] if tail else []))
-                                   for (head, tail), lines in found))
+        raise ConfigError("\n".join(
+            "\n".join([head, *located(list(dict.fromkeys(lines)), files)]
+                      + ([tail] if tail else []))
+            for (head, tail), lines in found))
     return {name: stop_target(config["panels"][name]) for name in stopped_panels(config["panels"])}

@@ -2,12 +2,22 @@
 import sys
 from pathlib import Path
 
+from polyjudge.data.errors import InputError
 from polyjudge.data.yamlfile import read_yaml
 from polyjudge.workflow_config import TENSOR_KINDS, ConfigError, check, complete
 
 
 def workflow_yaml(relative):
-    return read_yaml(workflow.source_path(relative))
+    """One of the workflow's own YAML files (relative to rules/); one that does not parse
+    (config/config.yaml edited by hand) prints its message alone, naming the file and line, and
+    exits 1, as a config no run can use does."""
+    try:
+        return read_yaml(
+            workflow.source_path(relative),
+            name=Path(workflow.current_basedir, relative).resolve(),
+        )
+    except InputError as error:
+        sys.exit(str(error))
 
 
 def find_data_dir(value):
@@ -24,9 +34,10 @@ def find_data_dir(value):
 def checked(config, data_dir, schema):
     """polyjudge.workflow_config.check; a config no run can use prints its message alone and
     exits 1 (raised, Snakemake would frame it as "ValueError in file rules/common.smk" with
-    traceback lines, as if the workflow were at fault, not the user's config)."""
+    traceback lines, as if the workflow were at fault, not the user's config). Problems at
+    keys of the user's --configfile name its line."""
     try:
-        return check(config, data_dir, schema)
+        return check(config, data_dir, schema, workflow.overwrite_configfiles)
     except ConfigError as error:
         sys.exit(str(error))
 

@@ -134,7 +134,10 @@ CLAIMS_FILE = str(Path(workflow.current_basedir).parent / "config" / "claims.yam
 
 def claim_outputs():
     """The outputs the published claims read that this config produces."""
-    claims = read_yaml(CLAIMS_FILE)
+    try:
+        claims = read_yaml(CLAIMS_FILE)
+    except InputError as error:  # not YAML: file and line, alone, as a config error
+        sys.exit(str(error))
     produced = []
     for path in dict.fromkeys(claim["output"] for claim in claims):
         _, panel, relative = path.split("/", 2)

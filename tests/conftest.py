@@ -109,17 +109,20 @@ def run_as_user(command: str, cwd: Path, timeout: int):
     return result
 
 
-def dry_run_in(folder: Path, config: dict, config_name: str = "my.yaml"):
-    """``snakemake -n`` of this repository's Snakefile as a user starts it from ``folder``, with
-    ``config`` written there as ``config_name``: the finished process (output captured)."""
+def dry_run_in(folder: Path, config: dict | str, config_name: str = "my.yaml",
+               snakefile: Path | None = None):
+    """``snakemake -n`` of this repository's Snakefile (or ``snakefile``) as a user starts it
+    from ``folder``, with ``config`` written there as ``config_name`` (a dict as YAML, a str as
+    it is): the finished process (output captured)."""
     import subprocess
     import sys
 
     import yaml
-    (folder / config_name).write_text(yaml.safe_dump(config))
+    (folder / config_name).write_text(config if isinstance(config, str)
+                                      else yaml.safe_dump(config))
+    snakefile = snakefile or Path(__file__).resolve().parents[1] / "Snakefile"
     return subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "2", "-s",
-                           str(Path(__file__).resolve().parents[1] / "Snakefile"),
-                           "--configfile", config_name],
+                           str(snakefile), "--configfile", config_name],
                           cwd=folder, capture_output=True, text=True)
 
 

@@ -281,7 +281,7 @@ def test_files_with_different_columns_and_a_field_given_twice(tmp_path):
     frame.to_csv(folder / "en.csv", index=False)
     message = error_of(polyjudge.read_runs, {"path": str(tmp_path / "t"),
                                             "template": "{backbone}/{language}.csv"})
-    assert "field 'backbone' comes from its path" in message
+    assert "field 'backbone' is 'gpt' in its path" in message  # more: test_path_fields.py
 
 
 def test_template_fields_are_matched_from_the_end_of_the_path():
@@ -334,7 +334,7 @@ def test_verdict_table_from_json_lines_names_file_and_line(tmp_path):
     checked = validate_verdicts(frame, sources.describe(value))
     assert len(checked) == 12 and set(checked["gold"]) == {"1"}
     with open(tmp_path / "y.jsonl", "a") as handle:
-        handle.write(json.dumps({**rows[0], "order": "sideways"}) + "\n")
+        handle.write(json.dumps({**rows[2], "order": "sideways"}) + "\n")  # judge y
     frame = sources.read_source(value, sources.source_inputs(value, tmp_path),
                                 fields=sources.VERDICT_FIELDS)
     message = error_of(validate_verdicts, frame, sources.describe(value))
@@ -352,7 +352,7 @@ def workflow_config(data: Path, panels: dict) -> dict:
 
 # problem -> where the workflow finds it: reading the files (ingest) or listing them, at
 # start-up (the config's check, tests/test_missing_sources.py), before any job starts
-BAD_SOURCES = {"duplicate": "ingest", "field": "ingest", "json": "ingest",
+BAD_SOURCES = {"duplicate": "ingest", "field": "ingest", "json": "ingest", "label": "ingest",
                "header_only": "ingest", "no_match": "start-up"}
 
 
@@ -388,6 +388,11 @@ def bad_source(data: Path, problem: str) -> tuple[dict, list[str]]:
         del record["meta"]["repeat"]
         path.write_text("\n".join(lines[:2] + [json.dumps(record)] + lines[3:]) + "\n")
         return panel, [f"{path}: 1 record(s) without a value at 'meta.repeat'", "line(s) 3"]
+    if problem == "label":  # a record naming another judge than its folder
+        record = {**json.loads(lines[2]), "backbone": "claude"}
+        path.write_text("\n".join(lines[:2] + [json.dumps(record)] + lines[3:]) + "\n")
+        return panel, [f"{path}: field 'backbone' is 'gpt' in its path", "1 of its 18 records "
+                       "(line(s) 3)", "`path_fields: record` in the source"]
     path.write_text("\n".join(lines[:4] + ["{not json"] + lines[4:]) + "\n")
     return panel, [f"{path}: line 5 is not valid JSON"]
 

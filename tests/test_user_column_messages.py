@@ -222,10 +222,12 @@ def test_requirement_tables_and_many_files_name_the_users_columns(tmp_path):
     check_message(message, "lang", "column 'lang' (the language column) is empty in 1 row(s)")
     folder = tmp_path / "judges" / "gpt"
     folder.mkdir(parents=True)
-    write(runs[runs["judge_model"] == "gpt"].drop(columns="lang"), folder / "en.csv")
+    write(runs.drop(columns="lang"), folder / "en.csv")  # the llm judge's runs under gpt/
     message = api_error(polyjudge.read_runs, {"path": str(tmp_path / "judges"),
                                               "template": "{judge_model}/{lang}.csv"}, COLUMNS)
-    check_message(message, "judge_model", "field 'judge_model' comes from its path")
+    check_message(message, "judge_model", "field 'judge_model' (the backbone) is 'gpt' in its "
+                  "path (the template '{judge_model}/{lang}.csv') but 'llm' in column "
+                  "'judge_model' of 6 of its 12 rows")
     write(runs.assign(seed="s"), tmp_path / "a.csv")
     write(runs, tmp_path / "b.csv")
     message = api_error(polyjudge.read_runs, [str(tmp_path / "a.csv"), str(tmp_path / "b.csv")],

@@ -33,6 +33,8 @@ WORDS = {
                           "the panel's `verdict_threshold`"),
     "verdict_threshold example": ("verdict_threshold={}", "verdict_threshold: {}",
                                   "verdict_threshold: {}"),
+    "path_fields": ("path_fields='{}'", "`path_fields: {}` in the source",
+                    "--path-fields {}"),
     "paths": ("relative to the working directory", "relative to data_dir",
               "relative to the working directory"),
     "rows": ("offending rows (the DataFrame's index)", FILE_ROWS, FILE_ROWS),

@@ -7,8 +7,10 @@ A panel's ``runs``, ``requirements`` or ``verdicts`` (and :func:`read_runs`' ``s
 * a mapping ``{path: <path | glob | list>, template: "judges/{backbone}/{language}.jsonl"}``
   (fields from the path: each ``{name}`` matches one folder or part of a file name, from the end
   of the path), ``{path: <folder>, partitioning: hive}`` (fields from ``key=value`` folders),
-  optionally ``format: csv | parquet | jsonl | json`` when the suffix does not tell; ``path`` may
-  be left out with a template (the template with ``*`` for its fields is the glob);
+  optionally ``format: csv | parquet | jsonl | json`` when the suffix does not tell and
+  ``path_fields: check | path | record`` (a field the path gives that the records hold too:
+  :mod:`polyjudge.data.path_fields`); ``path`` may be left out with a template (the template
+  with ``*`` for its fields is the glob);
 * a mapping with ``inspect`` (Inspect AI logs: :mod:`polyjudge.data.inspect_logs`).
 
 Files are read in sorted order, each in batches (CSV and Parquet as
@@ -34,12 +36,13 @@ from . import column_names, io
 from .checksums import verify as verify_checksum
 from .errors import InputError, say
 from .formats import SPREADSHEET_SUFFIXES, is_spreadsheet, spreadsheet_error
+from .path_fields import FIELD, POLICIES, PathFields, hive_fields, template_fields
 from .streaming import BATCH_ROWS, iter_table, scan_runs
 from .streaming.checks import SOURCE_CAPTION
 from .streaming.codes import stripped_labels
 from .streaming.json_batches import iter_json_array, iter_json_lines, record_lines
 
-SOURCE_KEYS = ("path", "template", "partitioning", "format")
+SOURCE_KEYS = ("path", "template", "partitioning", "format", "path_fields")
 FORMATS = ("csv", "parquet", "jsonl", "json")
 SUFFIXES = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet",
             ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json"}
@@ -85,6 +88,13 @@ def spec_of(value) -> dict:
                          "one way to take fields from the paths")
     if spec.get("format") not in (None, *FORMATS):
         raise InputError(spec["path"], f"format {spec['format']!r}", f"one of {list(FORMATS)}")
+    if spec.get("path_fields") not in (None, *POLICIES):
+        raise InputError(spec["path"], f"path_fields {spec['path_fields']!r}",
+                         f"one of {list(POLICIES)}: what to do where a record holds a field its "
+                         "path gives too (check that both agree, or trust one side)")
+    if spec.get("path_fields") and not (spec.get("template") or spec.get("partitioning")):
+        raise InputError(spec["path"], "path_fields without fields from the paths",
+                         "a template or `partitioning: hive` beside path_fields")
     return spec
 
 
@@ -150,50 +160,6 @@ def not_found(full: Path, problem: str, base_dir=None) -> InputError:
 def _table_file(relative: Path, format: str | None) -> bool:
     hidden = any(part.startswith((".", "_")) for part in relative.parts)  # as pyarrow.dataset
     return not hidden and (format is not None or relative.suffix.lower() in SUFFIXES)
-
-
-FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def template_fields(template: str, path) -> dict | None:
-    """The fields ``template`` gives ``path`` (matched from the end of the path), or None.
-
-    Each ``{name}`` matches one folder or part of a file name (no ``/``; the same name twice
-    must match the same text). Written here because pyarrow's partitionings cover only whole
-    folder names (``DirectoryPartitioning``) and ``_``-separated file name prefixes
-    (``FilenamePartitioning``), not ``{language}.jsonl`` or ``part-{n}.jsonl``.
-    """
-    pattern, last, seen = [], 0, set()
-    for match in FIELD.finditer(template):
-        pattern.append(re.escape(template[last:match.start()]))
-        name = match.group(1)
-        pattern.append(f"(?P={name})" if name in seen else f"(?P<{name}>[^/]+?)")
-        seen.add(name)
-        last = match.end()
-    pattern.append(re.escape(template[last:]))
-    found = re.search("(?:^|/)" + "".join(pattern) + "$", Path(path).as_posix())
-    return None if found is None else found.groupdict()
-
-
-def hive_fields(path) -> dict:
-    """Fields of the ``key=value`` folders right above ``path``, parsed by pyarrow's Hive
-    partitioning (values as text, URL-decoded)."""
-    import pyarrow as pa
-    import pyarrow.dataset as ds
-
-    folders = []
-    for part in reversed(Path(path).parent.parts):
-        if "=" not in part:
-            break
-        folders.insert(0, part)
-    names = [part.partition("=")[0] for part in folders]
-    if not folders or len(set(names)) < len(names):
-        return {}
-    partitioning = ds.partitioning(pa.schema([(name, pa.string()) for name in names]),
-                                   flavor="hive")
-    # parse() reads the folders of a path: the file name keeps the last folder a folder
-    found = ds.get_partition_keys(partitioning.parse("/".join(folders) + "/" + Path(path).name))
-    return {name: found.get(name) for name in names}  # a null partition: an empty label
 
 
 class SourceReader:
@@ -266,6 +232,10 @@ class SourceReader:
     def _batches(self, path: Path, kind: str, found: dict):
         from_path = {self.rename.get(name, name): value for name, value in found.items()}
         in_path = {self.rename.get(name, name): name for name in found}  # as the path names it
+        how = (f"the template '{self.spec['template']}'" if self.spec.get("template")
+               else "its key=value folders")
+        fields = PathFields(path, kind, from_path, in_path, self.mapping,
+                            self.spec.get("path_fields") or "check", how)
         if kind in ("csv", "parquet"):
             batches = iter_table(path, self.mapping, self.text, self.batch_rows,
                                  parquet=kind == "parquet")
@@ -276,23 +246,19 @@ class SourceReader:
             required, optional = self.fields
             wanted = {name: self.mapping.get(name, name) for name in (*required, *optional)
                       if name not in from_path}
+            held = fields.record_fields()  # read where records have them, to compare
             reader = iter_json_lines if kind == "jsonl" else iter_json_array
-            batches = reader(path, wanted, optional, self.nullable, self.batch_rows)
+            batches = reader(path, {**wanted, **held}, optional, (*self.nullable, *held),
+                             self.batch_rows)
+        # the tables' readers strip labels themselves; the path's fields are stripped by apply
+        text = [] if kind in ("csv", "parquet") else [c for c in self.text if c not in from_path]
         for batch in batches:
-            for name in (c for c in self.text if c in batch.columns and kind not in ("csv",
-                                                                                      "parquet")):
+            for name in (c for c in text if c in batch.columns):
                 batch[name] = stripped_labels(batch[name])
-            for name, value in from_path.items():
-                if name in batch.columns:
-                    raise InputError(path, f"field '{in_path[name]}' comes from its path "
-                                     f"({self.label}) and from column "
-                                     f"'{column_names.column(name, self.mapping)}' of the file",
-                                     "each field from one place: rename the column, or leave "
-                                     "it out of the template")
-                code = np.full(len(batch), -1 if value is None else 0, np.int8)
-                batch[name] = pd.Categorical.from_codes(
-                    code, [] if value is None else [str(value).strip()])
-            yield batch
+            batch = fields.apply(batch)
+            if not fields.disagree:  # else read on only to count the rows that disagree
+                yield batch
+        fields.raise_disagreement()
 
     def _same_columns(self, path: Path, batch: pd.DataFrame, first):
         columns = sorted(batch.columns)
@@ -397,15 +363,18 @@ def scan_source(value, files, mapping: dict | None = None, *, score_range=(0.0, 
 
 def read_runs(source, columns: dict | None = None, *, score_range=None, missing: str = "error",
               template: str | None = None, partitioning: str | None = None,
-              format: str | None = None, base_dir=None,
+              format: str | None = None, path_fields: str | None = None, base_dir=None,
               batch_rows: int = BATCH_ROWS) -> pd.DataFrame:
     """Read and validate a run table from files: the workflow's ingest, as a DataFrame.
 
     ``source``: a file, folder, glob or list of them, or a mapping (``path``, ``template``,
-    ``partitioning``, ``format``; or ``inspect`` and the options of
+    ``partitioning``, ``format``, ``path_fields``; or ``inspect`` and the options of
     :func:`polyjudge.data.inspect_logs.read_inspect_logs`); relative paths are relative to
     ``base_dir`` (default: the working directory). ``template`` / ``partitioning`` /
-    ``format``: the same as the mapping's keys. ``columns``: standard name -> your column name,
+    ``format`` / ``path_fields``: the same as the mapping's keys; ``path_fields`` ("check",
+    the default; "path"; "record") says what to do where a record holds a field its path also
+    gives (:mod:`polyjudge.data.path_fields`): stop where they differ, or trust one side.
+    ``columns``: standard name -> your column name,
     or a dotted path in JSON records (``{"score": "result.score"}``). The files are streamed in
     batches through the same checks as the workflow's ingest (the same messages, naming file and
     line), and the validated runs are returned: task, language, backbone, framework, score
@@ -413,7 +382,8 @@ def read_runs(source, columns: dict | None = None, *, score_range=None, missing:
     :func:`polyjudge.calibrate` and the other functions as it is.
     """
     extra = {k: v for k, v in (("template", template), ("partitioning", partitioning),
-                               ("format", format)) if v is not None}
+                               ("format", format), ("path_fields", path_fields))
+             if v is not None}
     if extra:
         source = {**(source if isinstance(source, Mapping) else {"path": source}), **extra}
     files = source_inputs(source, base_dir)

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-import yaml
-
 from ..data.yamlfile import parse_yaml
 from .parse import AnswerFormat
 
@@ -62,11 +60,11 @@ def load_prompt(path, required_fields=()) -> Prompt:
     if not path.is_file():
         raise ValueError(f"{path}: prompt file not found")
     data = path.read_bytes()
+    spec = parse_yaml(data, path)  # not YAML: the message names the line
     try:
-        spec = parse_yaml(data)
         messages = tuple((m["role"], m["content"]) for m in spec["messages"])
         answer = AnswerFormat.from_spec(spec["answer"])
-    except (yaml.YAMLError, KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"{path}: not a prompt file ({error}); expected `messages` (role, "
                          "content) and an `answer` format") from None
     bad = [role for role, _ in messages if role not in ROLES]

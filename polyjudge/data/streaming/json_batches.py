@@ -150,6 +150,10 @@ def _arrow_batches(path: Path, fields: dict[str, str], batch_rows: int):
             columns = {}
             for name, dotted in fields.items():
                 column = part.column(dotted)
+                if column.null_count == len(column) and name not in NUMERIC:  # none has it
+                    columns[name] = pd.Categorical.from_codes(np.full(len(column), -1, np.int8),
+                                                              [])
+                    continue
                 columns[name] = (column.to_pandas() if name in NUMERIC
                                  else column.dictionary_encode().to_pandas())
             yield pd.DataFrame(columns)
