@@ -312,3 +312,18 @@ def test_compare_on_a_folder_without_results_says_so(tmp_path, capsys):
     assert code == 2
     assert "no panel outputs found" in capsys.readouterr().err
     assert not (tmp_path / "d.html").exists()
+
+
+def test_compare_of_runs_without_a_common_panel_names_both_folders_and_their_panels(
+        page_runs, tmp_path, capsys):
+    """Two runs of different configs: a message naming each folder's panels and exit code 2,
+    not pandas' "No objects to concatenate", and no page."""
+    run_a, run_b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(page_runs["a"] / "devai", run_a / "devai")
+    shutil.copytree(page_runs["a"] / "labels", run_b / "labels")
+    code = cli.main(["compare", str(run_a), str(run_b), "-o", str(tmp_path / "d.html")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and "concatenate" not in err
+    assert (f"{run_a} and {run_b} have no panel in common, so there is nothing to compare: "
+            f"{run_a} has panel devai, {run_b} has panel labels") in err
+    assert not (tmp_path / "d.html").exists()
