@@ -106,7 +106,9 @@ def test_the_verdict_is_computed_from_the_panel_s_outputs():
     (top,) = set(board.loc[board["rank_ub_cbc"] == 1, "backbone"])
     summary = json.loads((SNAPSHOT / "devai" / "reversal" / "summary.json").read_text())
     tau = pd.read_csv(SNAPSHOT / "devai" / "heldout" / "tau.csv").set_index("method")
-    assert sentences[0] == f"After CBC, {top} is first in all 8 languages."
+    # "first" is the highest mean; on DevAI's pass rates (no reference) the most lenient judge
+    assert sentences[0] == (f"After CBC, {top} has the highest mean score in all 8 languages: "
+                            "the most lenient judge.")
     assert (f"{summary['n_reversed']} of {summary['n_pairs']} backbone pairs reverse"
             in sentences[1]) and (f"{summary['n_significant']} of them significantly"
                                   in sentences[1])
@@ -116,9 +118,12 @@ def test_the_verdict_is_computed_from_the_panel_s_outputs():
     board = pd.DataFrame({"language": ["en", "en", "en", "de", "de", "de"],
                           "backbone": ["a", "b", "c"] * 2, "rank_cbc": [2, 1, 3, 1, 2, 3],
                           "rank_ub_cbc": [1, 1, 3, 1, 2, 3]})
-    assert first_sentence(board) == "After CBC, first: b and a, not told apart, in en; a in de."
-    assert first_sentence(board[board["language"] == "en"]) == (
-        "After CBC, b and a cannot be told apart at the top in en.")
+    assert first_sentence(board) == ("After CBC, the highest mean score: b and a, not told "
+                                     "apart, in en; a in de.")
+    assert first_sentence(board[board["language"] == "en"], "the highest accuracy",
+                          "the most accurate judge") == (
+        "After CBC, b and a cannot be told apart at the top in en (the highest accuracy: the "
+        "most accurate judge).")
     # who wins where: one row per language, the top sets with their rank intervals
     shown = who_wins_where(res, "devai")
     rows = [dict(zip(shown["keys"], r)) for r in shown["data"]]

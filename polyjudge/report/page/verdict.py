@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .meaning import at_top, ranked_quantity, tied, unusable_outcomes
 from .results_folder import LANG_BB, PER_LANGUAGE, Results, col, table
 
 TOP_COLUMNS = [col("language", type="text"), col("raw_top", "raw top set", "text"),
@@ -38,26 +39,57 @@ def top_sets(board: pd.DataFrame, kind: str) -> dict[str, list[str]]:
     return tops
 
 
-def first_sentence(board: pd.DataFrame) -> str:
-    """Who is first after CBC, language by language, grouped by the top set."""
+def first_sentence(board: pd.DataFrame, top: str = "the highest mean score",
+                   means: str | None = None) -> str:
+    """Who is first after CBC, language by language, grouped by the top set; ``top`` says what
+    first is and ``means`` what that means (:func:`.meaning.ranked_quantity`: on a panel without
+    a reference answer, the highest mean score is the most lenient judge)."""
     tops = top_sets(board, "cbc")
     by_set: dict[tuple, list[str]] = {}
-    for language, top in tops.items():
-        by_set.setdefault(tuple(top), []).append(language)
+    for language, backbones in tops.items():
+        by_set.setdefault(tuple(backbones), []).append(language)
     if len(by_set) == 1:
-        (top, languages), = by_set.items()
-        where = f"in all {len(languages)} languages" if len(languages) > 1 else \
-            f"in {languages[0]}"
-        if len(top) == 1:
-            return f"After CBC, {top[0]} is first {where}."
-        return f"After CBC, {_names(list(top))} cannot be told apart at the top {where}."
+        (backbones, languages), = by_set.items()
+        where = (f"in {languages[0]}" if len(languages) == 1 else "in both languages"
+                 if len(languages) == 2 else f"in all {len(languages)} languages")
+        if len(backbones) == 1:
+            return f"After CBC, {backbones[0]} has {top} {where}" + \
+                (f": {means}." if means else ".")
+        return (f"After CBC, {_names(list(backbones))} cannot be told apart at the top {where} "
+                f"({top}" + (f": {means})." if means else ")."))
     parts = []
-    for top, languages in sorted(by_set.items(), key=lambda kv: -len(kv[1])):
-        if len(top) == 1:
-            parts.append(f"{top[0]} in {_names(languages)}")
+    for backbones, languages in sorted(by_set.items(), key=lambda kv: -len(kv[1])):
+        if len(backbones) == 1:
+            parts.append(f"{backbones[0]} in {_names(languages)}")
         else:
-            parts.append(f"{_names(list(top))}, not told apart, in {_names(languages)}")
-    return "After CBC, first: " + "; ".join(parts) + "."
+            parts.append(f"{_names(list(backbones))}, not told apart, in {_names(languages)}")
+    return (f"After CBC, {top}" + (f" ({means})" if means else "") + ": " + "; ".join(parts)
+            + ".")
+
+
+def raw_leader_sentence(board: pd.DataFrame) -> str:
+    """Where a panel has rankings but no reversal test: which backbone has the highest raw mean
+    in each language (``rank_raw`` 1; several are tied), and that whether such differences
+    exceed chance is not tested."""
+    leaders: dict[tuple, list[str]] = {}
+    for language, rows in board.groupby("language", sort=False):
+        first = tuple(str(b) for b in rows.loc[rows["rank_raw"] == 1, "backbone"])
+        leaders.setdefault(first, []).append(str(language))
+
+    def who(first):
+        return first[0] if len(first) == 1 else f"{_names(list(first))} (tied)"
+    groups = sorted(leaders.items(), key=lambda kv: -len(kv[1]))
+    if len(groups) == 1:
+        text = f"In the raw scores, {who(groups[0][0])} has the highest mean in every language"
+    else:
+        text = ("In the raw scores, the backbone with the highest mean differs between "
+                "languages: " + "; ".join(
+                    f"{who(first)} in " + (_names(names) if len(names) <= 3 or i else
+                                           f"{len(names)} languages")
+                    for i, (first, names) in enumerate(groups)))
+    return (text + ". The panel does not run the reversal test (`reversal` is not among its "
+            "analyses), so whether the order differs between languages beyond chance is not "
+            "tested here.")
 
 
 def reversal_sentence(summary: dict) -> str:
@@ -84,11 +116,27 @@ def reversal_sentence(summary: dict) -> str:
     return text
 
 
-def interaction_sentence(summary: dict) -> str:
-    text = f"The largest language x backbone interaction is |beta| = {summary['max_abs_beta']:.3g}"
-    if summary.get("radius_total") is not None:
-        text += f" score units (the finite-sample radius is {summary['radius_total']:.3g})"
-    return text + "."
+def interaction_sentence(summary: dict, beta: pd.DataFrame | None = None) -> str:
+    """The largest interaction, with its cell (or cells, when tied: on a panel of two languages
+    every |beta| appears twice) from ``cbc/beta.csv`` and its sign in words."""
+    largest = summary["max_abs_beta"]
+    radius = (f" (the finite-sample radius is {summary['radius_total']:.3g})"
+              if summary.get("radius_total") is not None else "")
+    cells = (at_top(beta.assign(size=beta["beta"].abs()), "size") if beta is not None
+             and len(beta) and tied(beta["beta"].abs().max(), largest) else None)
+    if cells is None:
+        return (f"The largest language x backbone interaction is |beta| = {largest:.3g}"
+                + (" score units" + radius if radius else "") + ".")
+    if len(cells) == 1:
+        cell = cells.iloc[0]
+        side = "above" if cell["beta"] > 0 else "below"
+        return (f"The largest language x backbone interaction is {cell['backbone']} in "
+                f"{cell['language']}: beta = {cell['beta']:+.3g} score units, {side} what its "
+                f"language's and its backbone's means predict{radius}.")
+    named = _names([f"{b} in {l} ({v:+.3g})" for l, b, v in
+                    zip(cells["language"], cells["backbone"], cells["beta"])])
+    return (f"The largest language x backbone interactions, tied at |beta| = {largest:.3g} "
+            f"score units, are {named}{radius}.")
 
 
 def consistency_sentence(tau: pd.DataFrame) -> str | None:
@@ -132,9 +180,38 @@ def _discoveries(p_values: pd.Series) -> int:
     return int((scipy.stats.false_discovery_control(p_values.to_numpy(float)) <= FDR).sum())
 
 
-def _pct(row, value: str, low: str, high: str) -> str:
+def _pct(row, value: str, low: str, high: str, decimals: int = 1) -> str:
     """A rate as the page's Judge-LS summary writes it: percent, one decimal, interval."""
-    return f"{100 * row[value]:.1f}% [{100 * row[low]:.1f}, {100 * row[high]:.1f}]"
+    return (f"{100 * row[value]:.{decimals}f}% [{100 * row[low]:.{decimals}f}, "
+            f"{100 * row[high]:.{decimals}f}]")
+
+
+def _apart(a, b, value: str) -> int:
+    """Decimals that show two rates that differ (beyond :data:`.meaning.RTOL`) as different."""
+    decimals = 1
+    while decimals < 4 and f"{100 * a[value]:.{decimals}f}" == f"{100 * b[value]:.{decimals}f}":
+        decimals += 1
+    return decimals
+
+
+def _extreme(frame: pd.DataFrame, value: str, best, rate, column: str) -> str:
+    """The lowest (``best`` min) or highest rate with its cell, and how many more cells share
+    it: ``54.0% [52.6, 55.4] (judge_b, en)``, ``... (judge_b, en, and 2 more)``."""
+    cells = at_top(frame, value, best)
+    first = cells.iloc[0]
+    more = f", and {len(cells) - 1} more" if len(cells) > 1 else ""
+    return f"{_pct(first, *rate)} ({first['judge']}, {first[column]}{more})"
+
+
+def _everywhere(frame: pd.DataFrame, rate) -> str | None:
+    """``100.0% [67.6, 100.0] in each of the 2 judge x condition cells`` when every row has the
+    same rate (None otherwise): a range from a value to itself would name one cell twice."""
+    value = rate[0]
+    if len(frame) < 2 or not tied(frame[value].min(), frame[value].max()):
+        return None
+    shown = {_pct(row, *rate) for _, row in frame.iterrows()}
+    return ((shown.pop() if len(shown) == 1 else f"{100 * frame[value].iloc[0]:.1f}%")
+            + f" in each of the {len(frame)} judge x condition cells")
 
 
 def _pooled(frame: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -156,16 +233,20 @@ def _usable(frame: pd.DataFrame | None, count: str, value: str) -> pd.DataFrame 
     return frame if len(frame) else None
 
 
-def _most_often(frame: pd.DataFrame, group: str, value: str, best) -> tuple[str, int, int]:
-    """The judge best (``best``: idxmax or idxmin) in the most ``group`` values among those two
-    or more judges have, with that count and the number of such values."""
-    shared = frame.groupby(group, sort=False).filter(lambda rows: len(rows) > 1)
-    winners = [str(rows.loc[best(rows[value]), "judge"])
-               for _, rows in shared.groupby(group, sort=False)]
+def _most_often(frame: pd.DataFrame, group: str, value: str, best
+                ) -> tuple[str | None, int, int]:
+    """The judge alone best (``best``: max or min) in the most ``group`` values among those two
+    or more judges have, with that count and the number of such values. A value whose best is
+    tied has no winner, and the judge is None when no judge wins most often alone: a tie is not
+    a winner."""
+    groups = [rows for _, rows in frame.groupby(group, sort=False) if len(rows) > 1]
+    winners = [str(top["judge"].iloc[0]) for top in (at_top(rows, value, best)
+                                                     for rows in groups) if len(top) == 1]
     if not winners:
-        return "", 0, 0
-    judge = max(dict.fromkeys(winners), key=winners.count)  # ties: the first to win
-    return judge, winners.count(judge), len(winners)
+        return None, 0, len(groups)
+    counts = pd.Series(winners).value_counts(sort=False)
+    leaders = counts[counts == counts.max()]
+    return (leaders.index[0] if len(leaders) == 1 else None), int(counts.max()), len(groups)
 
 
 def _conditions(wins: int, shared: int, total: int) -> str:
@@ -181,28 +262,38 @@ def _conditions(wins: int, shared: int, total: int) -> str:
 
 def accuracy_sentence(acc: pd.DataFrame, reference: str | None) -> str:
     """The most accurate judge in the reference condition (without a usable one, the first
-    condition), against the runner-up, and in how many conditions it leads."""
+    condition), against the runner-up, and in how many conditions it leads; judges whose
+    accuracies agree within the results' precision are tied, not ranked."""
     acc = acc.assign(condition=acc["condition"].astype(str))
     where = f"the reference condition {reference}"
     if reference not in set(acc["condition"]):
         reference = where = acc["condition"].iloc[0]
     ranked = acc[acc["condition"] == reference].sort_values("strict_accuracy", ascending=False,
                                                             kind="stable")
+    rate = ("strict_accuracy", "strict_ci_low", "strict_ci_high")
     first = ranked.iloc[0]
-    shown = _pct(first, "strict_accuracy", "strict_ci_low", "strict_ci_high")
     if len(ranked) == 1:
-        return f"In {where}, {first['judge']}'s accuracy is {shown}."
-    second = ranked.iloc[1]
-    overlap = ("; the two intervals overlap" if first["strict_ci_low"] <= second["strict_ci_high"]
-               else "; the two intervals are apart")
-    text = (f"{first['judge']} is the most accurate judge in {where}: {shown} against "
-            f"{_pct(second, 'strict_accuracy', 'strict_ci_low', 'strict_ci_high')} for the next, "
-            f"{second['judge']}{overlap}.")
-    judge, wins, shared = _most_often(acc, "condition", "strict_accuracy", pd.Series.idxmax)
+        return f"In {where}, {first['judge']}'s accuracy is {_pct(first, *rate)}."
+    top = at_top(ranked, "strict_accuracy")
+    if len(top) > 1:
+        shown = {_pct(row, *rate) for _, row in top.iterrows()}
+        each = (f"{shown.pop()} each" if len(shown) == 1 else
+                "; ".join(f"{row['judge']} {_pct(row, *rate)}" for _, row in top.iterrows()))
+        text = (f"In {where}, {_names(list(top['judge']))} are tied for the highest accuracy: "
+                f"{each}; no judge is the most accurate there.")
+    else:
+        second = ranked.iloc[1]
+        digits = _apart(first, second, "strict_accuracy")
+        overlap = ("; the two intervals overlap" if first["strict_ci_low"]
+                   <= second["strict_ci_high"] else "; the two intervals are apart")
+        text = (f"{first['judge']} is the most accurate judge in {where}: "
+                f"{_pct(first, *rate, digits)} against {_pct(second, *rate, digits)} for the "
+                f"next, {second['judge']}{overlap}.")
+    judge, wins, shared = _most_often(acc, "condition", "strict_accuracy", max)
     leads = _conditions(wins, shared, acc["condition"].nunique())
-    if shared > 1 and judge == first["judge"]:
+    if shared > 1 and judge == first["judge"] and len(top) == 1:
         text += f" It is the most accurate in {leads}."
-    elif shared > 1:
+    elif shared > 1 and judge is not None:
         text += f" {judge} is the most accurate most often: in {leads}."
     return text
 
@@ -211,14 +302,19 @@ def flip_sentence(flips: pd.DataFrame, reference: str) -> str:
     """How much switching from the reference condition changes verdicts: the lowest and the
     highest flip rate, the judge that flips least most often, and the McNemar tests."""
     flips = flips.assign(target=flips["target"].astype(str))
-    low, high = flips.loc[flips["flip_rate"].idxmin()], flips.loc[flips["flip_rate"].idxmax()]
     rate = ("flip_rate", "flip_ci_low", "flip_ci_high")
     text = f"Switching from {reference} to another condition changes "
-    text += (f"{_pct(low, *rate)} ({low['judge']}, {low['target']})" if len(flips) == 1 else
-             f"between {_pct(low, *rate)} ({low['judge']}, {low['target']}) and "
-             f"{_pct(high, *rate)} ({high['judge']}, {high['target']})") + " of verdicts"
-    judge, wins, shared = _most_often(flips, "target", "flip_rate", pd.Series.idxmin)
-    if shared:
+    same = _everywhere(flips, rate)
+    if len(flips) == 1:
+        text += f"{_pct(flips.iloc[0], *rate)} ({flips.iloc[0]['judge']}, " \
+                f"{flips.iloc[0]['target']}) of verdicts"
+    elif same:
+        text += f"the same share of verdicts, {same.replace('cells', 'pairs')}"
+    else:
+        text += (f"between {_extreme(flips, 'flip_rate', min, rate, 'target')} and "
+                 f"{_extreme(flips, 'flip_rate', max, rate, 'target')} of verdicts")
+    judge, wins, shared = _most_often(flips, "target", "flip_rate", min)
+    if judge is not None:
         text += f"; {judge} flips least in {_conditions(wins, shared, flips['target'].nunique())}"
     if "mcnemar_p" in flips:
         tested = flips[flips["mcnemar_p"].notna()]
@@ -233,13 +329,17 @@ def position_sentence(position: pd.DataFrame) -> str:
     from one half (the item-clustered test where the file has it), and the range of shares."""
     p = "first_seat_cluster_p" if "first_seat_cluster_p" in position else "first_seat_p"
     tested = position[position[p].notna()] if p in position else position.iloc[:0]
-    share = position["first_seat_rate"]
-    low, high = position.loc[share.idxmin()], position.loc[share.idxmax()]
     rate = ("first_seat_rate", "first_seat_ci_low", "first_seat_ci_high")
-    shares = (f"the share is {_pct(low, *rate)} ({low['judge']}, {low['condition']})"
-              if len(position) == 1 else
-              f"shares run from {_pct(low, *rate)} ({low['judge']}, {low['condition']}) to "
-              f"{_pct(high, *rate)} ({high['judge']}, {high['condition']})")
+    same = _everywhere(position, rate)
+    if len(position) == 1:
+        row = position.iloc[0]
+        shares = f"the share is {_pct(row, *rate)} ({row['judge']}, {row['condition']})"
+    elif same:
+        shares = f"the share is {same}"
+    else:
+        low, high = (_extreme(position, "first_seat_rate", best, rate, "condition")
+                     for best in (min, max))
+        shares = f"shares run from {low} to {high}"
     if not len(tested):
         return f"Position: the first-seat share is untested; {shares}."
     test = "item-clustered binomial" if p == "first_seat_cluster_p" else "binomial"
@@ -268,13 +368,15 @@ def judge_ls_verdict(res: Results, name: str) -> list[str]:
     if position is not None:
         sentences.append(position_sentence(position))
     empty = pooled[(pooled["n"] == 0) | pooled["strict_accuracy"].isna()]
+    why = (unusable_outcomes(res, name, list(zip(empty["judge"], empty["condition"])))
+           or "every verdict unparseable or missing")
     if len(empty) and acc is None:
-        sentences.append("No usable judgment in this panel (every verdict unparseable or "
-                         "missing): no accuracy, flip or position numbers.")
+        sentences.append(f"No usable judgment in this panel ({why}): no accuracy, flip or "
+                         "position numbers.")
     elif len(empty):
         cells = ", ".join(f"{j} x {c}" for j, c in zip(empty["judge"], empty["condition"]))
-        sentences.append(f"No usable judgment for {cells} (every verdict unparseable or "
-                         "missing): left out of these numbers, not counted as 0.")
+        sentences.append(f"No usable judgment for {cells} ({why}): left out of these numbers, "
+                         "not counted as 0.")
     return sentences
 
 
@@ -284,14 +386,18 @@ def verdict(res: Results, name: str) -> list[str]:
     board = res.csv(f"{name}/cbc/leaderboard.csv")
     if board is None:
         board = res.csv(f"{name}/cbc/rankings.csv")
+    meaning = ranked_quantity(res, name) or {}
     if board is not None and "rank_cbc" in board:
-        sentences.append(first_sentence(board))
+        sentences.append(first_sentence(board, meaning.get("top", "the highest mean score"),
+                                        meaning.get("means")))
     summary = res.json(f"{name}/reversal/summary.json")
     if summary and "n_pairs" in summary:
         sentences.append(reversal_sentence(summary))
+    elif board is not None and "rank_raw" in board:
+        sentences.append(raw_leader_sentence(board))
     cbc = res.json(f"{name}/cbc/summary.json")
     if cbc and cbc.get("max_abs_beta") is not None:
-        sentences.append(interaction_sentence(cbc))
+        sentences.append(interaction_sentence(cbc, res.csv(f"{name}/cbc/beta.csv")))
     tau = res.csv(f"{name}/heldout/tau.csv")
     if tau is not None:
         sentences.append(consistency_sentence(tau))
