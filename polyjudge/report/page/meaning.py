@@ -75,6 +75,11 @@ def ranked_quantity(res: Results, name: str) -> dict | None:
     return None if key is None else {"kind": key, **MEANINGS[key]}
 
 
+def names(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def tied(a, b) -> bool:
     return bool(np.isclose(float(a), float(b), rtol=RTOL, atol=ATOL))
 
