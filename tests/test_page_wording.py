@@ -38,8 +38,8 @@ def score_panel(root, kind, files=("runs", "requirements")):
 @pytest.mark.parametrize("kind, files, words, first", [
     ("judge_runs", ("runs", "requirements"), "a more lenient judge", "the most lenient judge"),
     ("judgment_tree", ("judgments",), "a more lenient judge", "the most lenient judge"),
-    ("preference_margins", ("a", "b"), "closer agreement with them",
-     "the closest agreement with the preference labels"),
+    ("preference_margins", ("a", "b"), "more agreement with them, and also a wider use",
+     "the strongest preference for the labelled responses"),
     ("synthetic", (), "no judge is rated", "the largest planted effect")])
 def test_each_panel_says_what_its_ranking_ranks(tmp_path, kind, files, words, first):
     """DevAI's first backbone is the one that judges the most requirements satisfied: with no

@@ -34,10 +34,10 @@ MEANINGS = {
     "margins": {
         "text": "Ranked: each backbone's mean margin over items, its score of the preferred "
                 "response minus its score of the rejected one. The preference labels are a "
-                "reference, so a higher mean is closer agreement with them (a graded accuracy); "
-                "a judge's leniency cancels in the margin.",
+                "reference: a higher mean is more agreement with them, and also a wider use of "
+                "the score scale; a judge's leniency cancels in the margin.",
         "top": "the highest mean margin",
-        "means": "the closest agreement with the preference labels"},
+        "means": "the strongest preference for the labelled responses"},
     "planted": {
         "text": "Ranked: each backbone's mean simulated score, its planted backbone effect plus "
                 "noise. The panel is simulated with a known truth: no judge is rated.",
