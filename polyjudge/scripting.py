@@ -2,8 +2,9 @@
 
 Rule scripts call :func:`run_step` with their ``main`` and the ``snakemake`` object; this module
 does not import Snakemake. An :class:`~polyjudge.data.errors.InputError` (or a ValueError raised
-on user input) becomes one readable message in the log and on stderr, and a non-zero exit, so
-Snakemake stops the workflow and removes the step's partial outputs.
+on user input) becomes one readable message in the rule's log (on stderr when the rule has no
+log) and a non-zero exit, so Snakemake stops the workflow and removes the step's partial
+outputs; a bug, its traceback.
 """
 from __future__ import annotations
 
@@ -24,10 +25,16 @@ log = logging.getLogger("polyjudge")
 
 
 def run_step(main, smk) -> None:
-    """Configure logging to ``smk.log[0]`` and run ``main(smk)``."""
-    handlers = [logging.StreamHandler(sys.stderr)]
+    """Configure logging to ``smk.log[0]`` (and stderr) and run ``main(smk)``.
+
+    A failure's message goes to the rule's log only, when it has one: the run ends with each
+    failed rule's message read from its log (the Snakefile's ``onerror``,
+    :func:`polyjudge.report.summary.failure_summary`), so the console shows it once, last."""
+    console = logging.StreamHandler(sys.stderr)
+    handlers = [console]
     if len(smk.log):
         handlers.append(logging.FileHandler(smk.log[0], mode="w"))
+        console.addFilter(lambda record: record.levelno < logging.ERROR)
     logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
                         format="%(asctime)s %(levelname)s [%(name)s] %(message)s")
     logging.captureWarnings(True)  # numerical warnings belong in the rule's log too
@@ -46,9 +53,9 @@ def run_step(main, smk) -> None:
     except ValueError as error:  # bad input or settings: the message says what to change
         log.error("%s\n  (%s)", error, where)
         sys.exit(1)
-    except Exception:  # a bug: keep the whole traceback in the rule's log too
+    except Exception:  # a bug: its whole traceback, once, in the rule's log
         log.exception("unexpected error (%s)", where)
-        raise
+        sys.exit(1)
     log.info("done")
 
 

@@ -3,6 +3,7 @@ other setting comes from config/config.yaml, and unknown keys stop the run namin
 completion and every check in polyjudge.workflow_config, without Snakemake; stage files do no work
 when they are read."""
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -127,9 +128,21 @@ def test_user_panels_only_with_the_slurm_workflow_profile(user_config):
 
 @pytest.mark.slow
 def test_default_panels_without_a_user_config():
+    """The default panels, and the job count the README and docs/performance.md give: the one
+    this plan has (each page gives it once; older counts there are labelled as history)."""
     code, text = dry_run(REPO)
     assert code == 0, text
     assert planned_panels(text) == set(DEFAULTS["panels"])
+    planned = int(re.search(r"^total\s+(\d+)$", text, re.M).group(1))
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    performance = (REPO / "docs/performance.md").read_text(encoding="utf-8")
+    current = performance[performance.index("## Full reproduction"):
+                          performance.index("### History")]
+    summary = performance[performance.index("## Summary"):performance.index("## Full")]
+    for page, words in (("README.md", readme), ("performance.md, Full reproduction", current),
+                        ("performance.md, Summary", summary)):
+        counts = {int(n) for n in re.findall(r"\b(\d+) jobs\b(?! then)", words)}
+        assert counts == {planned}, f"{page} gives {counts} jobs, the plan has {planned}"
 
 
 @pytest.mark.slow

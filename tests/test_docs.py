@@ -331,3 +331,15 @@ def test_the_performance_summary_names_the_benchmark_of_every_row():
     listed = set(re.findall(r"`(\w+\.py)` \(", layout))
     assert listed and all(name in performance for name in listed), listed - set(
         re.findall(r"\w+\.py", performance))
+
+
+@pytest.mark.parametrize("source", [*markdown_files(), "profiles/slurm/config.yaml"])
+def test_the_slurm_profile_is_named_with_workflow_profile(source):
+    """``--workflow-profile profiles/slurm`` everywhere: with ``--profile`` Snakemake also reads
+    the workflow's ``profiles/default`` and lets it override the cluster settings ("Using
+    profiles profiles/slurm and workflow specific profile profiles/default", Snakemake 9)."""
+    if source not in repository_files():
+        pytest.skip(f"{source} is not in the repository")
+    written = (REPO / source).read_text(encoding="utf-8")
+    assert not re.search(r"--profile[ =]\S*profiles/", written), \
+        f"{source}: the SLURM profile is given with --profile, not --workflow-profile"

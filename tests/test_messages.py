@@ -295,11 +295,18 @@ def test_the_readmes_forecast_command_names_the_item_table_to_provide(tmp_path):
     assert standin and words[-1] in standin.group(1), text
     shutil.copytree(REPO / "data" / "examples", data / "examples")
     planned = [sys.executable, "-m", "snakemake", *standin.group(1).split()[1:], "-s",
-               str(REPO / "Snakefile"), "--config", f"data_dir={data}", "--dry-run"]
+               str(REPO / "Snakefile"), "--config", f"data_dir={data}"]
     planned = [str(REPO / w) if w.startswith("config/") else w for w in planned]
     dry = subprocess.run(planned, cwd=tmp_path, capture_output=True, text=True)
     assert dry.returncode == 0 and "collection_forecast" in dry.stdout + dry.stderr, \
         dry.stderr[-3000:]
+    # the forecast as people read it: whole items and calls, costs in cents (4 significant
+    # digits at most), fractions to 4 decimals; it was written with 17 digits
+    path = tmp_path / "results/mrewardbench/collect/forecast.csv"
+    assert not re.search(r"\d\.\d{5,}", path.read_text())
+    assert "mrewardbench,full design,1500,105000,56.1,28.05,1.0,31," in path.read_text()
+    assert all(pd.read_csv(path)[c].dtype.kind == "i" for c in ("items", "calls", "rounds"))
+    shutil.rmtree(tmp_path / "results")
     table.parent.mkdir()
     languages = ["eng_Latn", "arb_Arab", "tur_Latn", "zho_Hans", "hin_Deva", "jpn_Jpan",
                  "spa_Latn"]

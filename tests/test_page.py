@@ -106,7 +106,9 @@ def test_the_verdict_is_computed_from_the_panel_s_outputs():
     (top,) = set(board.loc[board["rank_ub_cbc"] == 1, "backbone"])
     summary = json.loads((SNAPSHOT / "devai" / "reversal" / "summary.json").read_text())
     tau = pd.read_csv(SNAPSHOT / "devai" / "heldout" / "tau.csv").set_index("method")
-    assert sentences[0] == f"After CBC, {top} is first in all 8 languages."
+    # "first" is the highest mean; on DevAI's pass rates (no reference) the most lenient judge
+    assert sentences[0] == (f"After CBC, {top} has the highest mean score in all 8 languages: "
+                            "the most lenient judge.")
     assert (f"{summary['n_reversed']} of {summary['n_pairs']} backbone pairs reverse"
             in sentences[1]) and (f"{summary['n_significant']} of them significantly"
                                   in sentences[1])
@@ -116,9 +118,12 @@ def test_the_verdict_is_computed_from_the_panel_s_outputs():
     board = pd.DataFrame({"language": ["en", "en", "en", "de", "de", "de"],
                           "backbone": ["a", "b", "c"] * 2, "rank_cbc": [2, 1, 3, 1, 2, 3],
                           "rank_ub_cbc": [1, 1, 3, 1, 2, 3]})
-    assert first_sentence(board) == "After CBC, first: b and a, not told apart, in en; a in de."
-    assert first_sentence(board[board["language"] == "en"]) == (
-        "After CBC, b and a cannot be told apart at the top in en.")
+    assert first_sentence(board) == ("After CBC, the highest mean score: b and a, not told "
+                                     "apart, in en; a in de.")
+    assert first_sentence(board[board["language"] == "en"], "the highest accuracy",
+                          "the most accurate judge") == (
+        "After CBC, b and a cannot be told apart at the top in en (the highest accuracy: the "
+        "most accurate judge).")
     # who wins where: one row per language, the top sets with their rank intervals
     shown = who_wins_where(res, "devai")
     rows = [dict(zip(shown["keys"], r)) for r in shown["data"]]
@@ -311,4 +316,19 @@ def test_compare_on_a_folder_without_results_says_so(tmp_path, capsys):
     code = cli.main(["compare", str(tmp_path), str(tmp_path), "-o", str(tmp_path / "d.html")])
     assert code == 2
     assert "no panel outputs found" in capsys.readouterr().err
+    assert not (tmp_path / "d.html").exists()
+
+
+def test_compare_of_runs_without_a_common_panel_names_both_folders_and_their_panels(
+        page_runs, tmp_path, capsys):
+    """Two runs of different configs: a message naming each folder's panels and exit code 2,
+    not pandas' "No objects to concatenate", and no page."""
+    run_a, run_b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(page_runs["a"] / "devai", run_a / "devai")
+    shutil.copytree(page_runs["a"] / "labels", run_b / "labels")
+    code = cli.main(["compare", str(run_a), str(run_b), "-o", str(tmp_path / "d.html")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and "concatenate" not in err
+    assert (f"{run_a} and {run_b} have no panel in common, so there is nothing to compare: "
+            f"{run_a} has panel devai, {run_b} has panel labels") in err
     assert not (tmp_path / "d.html").exists()

@@ -61,6 +61,10 @@ def test_each_panel_s_first_screen_has_the_verdict_and_the_top_sets(browser, rea
             default.page.evaluate("window.scrollTo(0, 0)")
             text = default.page.text_content("#verdict")
             assert "After CBC" in text and "Held-out rank consistency" in text, name
+            # what "first" means, before any ranking: on DevAI's pass rates the most lenient
+            ranked = default.page.text_content("#verdict p.ranked")
+            assert ranked.startswith("Ranked: each backbone's mean"), (name, ranked)
+            assert ("most lenient" in ranked) == (name == "devai"), (name, ranked)
             box = default.page.locator(f"table[data-table='{name}.top']").bounding_box()
             assert box is not None and box["y"] + box["height"] <= 800, (name, box)
             rows = default.visible(f"{name}.top")
@@ -78,12 +82,20 @@ def test_each_panel_s_first_screen_has_the_verdict_and_the_top_sets(browser, rea
             assert list(pd.unique(shown["language"])) == list(pd.unique(board["language"]))
             for _, ranks in shown.groupby("language", sort=False)["rank_cbc"]:
                 assert list(ranks.astype(int)) == sorted(ranks.astype(int))
+        # devai_raw runs no reversal test: its first screen still says who leads raw, and that
+        # it is not tested
+        default.panel("devai_raw")
+        text = default.page.text_content("#verdict")
+        assert "In the raw scores" in text and "is not tested here" in text, text
+        box = default.page.locator("#verdict").bounding_box()
+        assert box["y"] + box["height"] <= 800, box
         for name in ("llmbar", "judge_ls_synthetic"):
             default.panel(name)
             default.page.evaluate("window.scrollTo(0, 0)")
-            shown = default.page.eval_on_selector_all("#verdict p", "ps => ps.map(p => "
-                                                      "p.textContent)")
+            shown = default.page.eval_on_selector_all("#verdict p:not(.ranked)",
+                                                      "ps => ps.map(p => p.textContent)")
             assert shown == judge_ls_verdict(Results(results), name), name
+            assert "accuracy against" in default.page.text_content("#verdict p.ranked")
             assert "most accurate judge" in shown[0] and "Position bias" in shown[2], shown
             box = default.page.locator("#verdict").bounding_box()
             bar = default.page.locator("#panel .filters").bounding_box()
@@ -226,3 +238,29 @@ def test_provenance_lists_every_panels_data_files_with_their_sha256(browser,
         assert page.errors == []
     finally:
         page.close()
+
+
+@pytest.mark.slow
+def test_calibrated_scores_outside_the_score_range_are_counted_and_flagged(
+        browser, readme_reproduction):
+    """DevAI's calibrated scores cross [0, 100] near its bounds (a cell with beta > 0 pushes a 0
+    below it): the beta section's banner counts them as cbc/summary.json does, and a cell's
+    task-by-task detail flags each one, as calibrated_tensor.parquet has them."""
+    results = readme_reproduction / "results"
+    cal = pd.read_parquet(results / "devai/cbc/calibrated_tensor.parquet")
+    cal["outside"] = (cal["score"] < 0) | (cal["score"] > 100)
+    counts = cal.groupby(["language", "backbone"], sort=False)["outside"].sum()
+    language, backbone = counts.idxmax()
+    assert counts.max() > 0
+    opened = Opened(browser, results / "index.html",
+                    f"#panel=devai&cell_language={language}&cell_backbone={backbone}")
+    try:
+        banner = opened.page.text_content("#section-beta .banner")
+        assert banner.startswith(f"{int(cal['outside'].sum()):,} of the {len(cal):,} calibrated "
+                                 "task-level scores lie outside the score range [0, 100]")
+        shown = opened.visible("devai.cell")
+        cell = cal[(cal["language"] == language) & (cal["backbone"] == backbone)]
+        assert [r["outside"] == "yes" for r in shown] == cell["outside"].tolist()
+        assert opened.errors == []
+    finally:
+        opened.close()

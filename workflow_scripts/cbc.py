@@ -5,6 +5,7 @@ import logging
 
 import polyjudge
 from polyjudge.analyses.leaderboard import leaderboard
+from polyjudge.cbc.summary import outside_score_range
 from polyjudge.data import io
 from polyjudge.scripting import run_step, write_csv, write_json, write_parquet
 
@@ -25,6 +26,8 @@ def main(smk):
     write_csv(result.rankings, smk.output.rankings)
     write_parquet(result.calibrated, smk.output.calibrated)
     summary = {**result.summary,
+               "calibrated_outside_range": outside_score_range(
+                   result.calibrated["score"].to_numpy(), settings["score_range"]),
                "seed": settings.get("seed"),  # a synthetic panel's generator seed
                "inputs": manifest["files"]}
     if "beta_true" in smk.input.keys():
@@ -34,6 +37,11 @@ def main(smk):
         summary["beta_error_vs_truth"] = {"mean_abs": float(error.mean()),
                                           "max_abs": float(error.max())}
         log.info("error against the planted beta: mean %.3f, max %.3f", error.mean(), error.max())
+    outside = summary["calibrated_outside_range"]
+    if outside and outside["n_outside"]:
+        log.info("%d of %d calibrated scores lie outside the score range %s (%d below, %d "
+                 "above): kept, not clipped", outside["n_outside"], outside["n_scores"],
+                 settings["score_range"], outside["n_below"], outside["n_above"])
     log.info("max |beta| %.3f, radius %.3f (total SD), R^2 %.4f / %.4f",
              summary["max_abs_beta"], summary["radius_total"], summary["r2_two_way"],
              summary["r2_full"])

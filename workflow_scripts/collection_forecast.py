@@ -13,6 +13,7 @@ import pandas as pd
 from polyjudge.analyses.stopping import collection_target, forecast, round_ends
 from polyjudge.data import io
 from polyjudge.judges import load_prompt, protocols, rounds
+from polyjudge.judges.plan import readable_cost
 from polyjudge.scripting import run_step, write_csv
 
 log = logging.getLogger("polyjudge.collect")
@@ -44,6 +45,17 @@ def per_judge(plan: pd.DataFrame, judges, n_items: int) -> dict:
     rows = plan.groupby("endpoint")[["calls", *COSTS]].sum().reindex(judges).fillna(0.0)
     per_item = {c: rows[c].to_numpy(float) / n_items for c in COSTS}
     return {"requests": rows["calls"].to_numpy(float) / n_items, **per_item}
+
+
+def readable(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as people read it (and as plan.csv is written): whole items, calls and rounds
+    (a median over simulated collections can fall between two), costs to 4 significant digits
+    but never coarser than cents, the fraction to 4 decimals; a row without a forecast keeps
+    its empty cells."""
+    whole = {c: table[c].round().astype("Int64") for c in ("items", "calls", "rounds")}
+    return table.assign(**whole, **{c: table[c].map(readable_cost) for c in COSTS},
+                        fraction_of_design=table["fraction_of_design"].round(4),
+                        batch_wait_hours=table["batch_wait_hours"].round(2))
 
 
 def main(smk):
@@ -98,6 +110,7 @@ def main(smk):
     # with batch endpoints each round waits up to the completion window (plan.csv's longest)
     window = float(plan["batch_wait_hours"].max()) if len(plan) else 0.0
     table["batch_wait_hours"] = table["rounds"] * window
+    table = readable(table)
     log.info("forecast of %s (%s):\n%s", name, target_text,
              table.drop(columns=["panel", "target", "source", "note"]).to_string(index=False))
     write_csv(table, smk.output.forecast)

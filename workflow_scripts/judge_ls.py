@@ -72,7 +72,10 @@ def main(smk):
                          else None),
         variant_texts=variants, audit=settings["audit"], truth=truth,
         title=f"Judge-LS summary: {smk.wildcards.panel}", source=verdicts_source(smk, panel))
-    log.info("%d judgments, %d unparseable", result.n_judgments, result.n_invalid)
+    # invalid: unparseable or empty (a collection's no_input: nothing was judged), so not
+    # called "unparseable"; collect/status.csv counts a collection's calls by outcome
+    log.info("%d judgments, %d without a usable verdict (unparseable or missing)",
+             result.n_judgments, result.n_invalid)
     if len(result.recovery):
         log.info("planted values inside their intervals: %d of %d",
                  int(result.recovery["covered"].sum()), len(result.recovery))

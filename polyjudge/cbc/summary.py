@@ -49,3 +49,22 @@ def cbc_summary(panel: Panel, result: cbc.CBCResult, *, method: str, note: str, 
         "same_order_after_cbc": bool((result.rank_cbc == result.rank_cbc[0]).all()),
         "order_after_cbc": [panel.backbones[i] for i in np.argsort(result.rank_cbc[0])],
     }
+
+
+def outside_score_range(calibrated: np.ndarray, score_range) -> dict | None:
+    """How many calibrated task-level scores (``calibrated``, any shape; missing ones left out)
+    lie outside the panel's ``score_range`` ``[low, high]``: ``score_range``, ``n_scores``,
+    ``n_outside``, ``n_below``, ``n_above``; None without a range.
+
+    A calibrated score is the raw score minus its cell's beta, so a cell with beta > 0 pushes
+    scores near the lower bound below it (and beta < 0 near the upper bound above it). They are
+    kept as they are, not clipped (clipping would bias the cell means CBC adjusts); this count
+    says how many there are."""
+    if score_range is None:
+        return None
+    low, high = (float(x) for x in score_range)
+    values = np.asarray(calibrated, dtype=float)
+    values = values[np.isfinite(values)]
+    below, above = int((values < low).sum()), int((values > high).sum())
+    return {"score_range": [low, high], "n_scores": int(values.size),
+            "n_outside": below + above, "n_below": below, "n_above": above}

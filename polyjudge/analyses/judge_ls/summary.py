@@ -30,7 +30,8 @@ def summary_markdown(accuracy: pd.DataFrame, flips: pd.DataFrame | None = None,
     acc = accuracy.loc[(accuracy["subset"] == ALL) & (accuracy["order"] == ALL)]
     parts = [f"# {title}", "",
              f"{int(acc['n'].sum())} gold judgments scored; {int(acc['n_invalid'].sum())} "
-             "unparseable verdicts (left out of the rates, counted here). Intervals in brackets "
+             "verdicts without a usable answer, unparseable or missing (left out of the rates, "
+             "counted here). Intervals in brackets "
              "are item-clustered: the two answer orders of an item count as one cluster.", "",
              "## Strict accuracy", "",
              _markdown(acc.assign(value=[_rate(*r) for r in acc[["strict_accuracy",

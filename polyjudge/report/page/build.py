@@ -92,12 +92,24 @@ def build_page(results, output, panels=None, available=None, config_sha256=None,
     return _write(render(page_data(results, panels, available, config_sha256), title), output)
 
 
+def _listed(panels: list[str]) -> str:
+    return ("panel " if len(panels) == 1 else "panels ") + ", ".join(panels)
+
+
 def compare_pages(run_a, run_b, output, title=None) -> tuple[Path, dict]:
-    """Write run B's page with its differences from run A; returns the path and the counts."""
+    """Write run B's page with its differences from run A; returns the path and the counts.
+
+    Raises ValueError, naming both folders and their panels, when they share no panel."""
     a, b = Results(run_a), Results(run_b)
     names = b.panels()
+    common = [n for n in names if n in a.panels()]
+    if not common:  # nothing to compare: a diff of no panels would read as "no change"
+        raise ValueError(
+            f"{run_a} and {run_b} have no panel in common, so there is nothing to compare: "
+            f"{run_a} has {_listed(a.panels())}, {run_b} has {_listed(names)} (compare two "
+            "runs of the same config, or of configs that share a panel name)")
     data = page_data(run_b, names)
-    diff = run_diff(a, b, [n for n in names if n in a.panels()], (run_a, run_b))
+    diff = run_diff(a, b, common, (run_a, run_b))
     for panel in data["panels"]:
         cells = diff["changed_cells"].get(panel["name"])
         for section in panel["sections"]:

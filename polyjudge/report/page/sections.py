@@ -11,6 +11,7 @@ import pandas as pd
 from ...analyses.stopping.targets import MIN_INFORMATIVE
 from . import charts
 from .card import card_section, card_sentences
+from .meaning import ranked_quantity, spread_sentence, unusable_outcomes
 from .verdict import verdict, who_wins_where
 from .results_folder import (ACCURACY_COLUMNS, BETA_COLUMNS, CLAIM_COLUMNS, CMI_COLUMNS,
                       DECISION_COLUMNS, FLIP_COLUMNS, JUDGE_FILTERS, LANG_BB,
@@ -20,8 +21,36 @@ from .results_folder import (ACCURACY_COLUMNS, BETA_COLUMNS, CLAIM_COLUMNS, CMI_
 
 
 def _section(sid, title, note="", facts=None, tables=(), charts_=(), warning="") -> dict:
+    """A section; a chart with no data is left out (it would draw empty axes)."""
+    charts_ = [c for c in charts_ if c["spec"]["data"]["values"]]
     return {"id": sid, "title": title, "note": note, "facts": facts,
-            "tables": list(tables), "charts": list(charts_), "warning": warning}
+            "tables": list(tables), "charts": charts_, "warning": warning}
+
+
+def same_order(summary: dict) -> str:
+    """The sentence on CBC's common order, when ``cbc/summary.json`` says every language has it:
+    true by construction, not a finding."""
+    if not summary.get("same_order_after_cbc"):
+        return ""
+    return (" After CBC every language ranks the backbones in the same order, that of their "
+            "means over languages: removing beta leaves the cell means additive (a language "
+            "effect plus a backbone effect), so this holds by construction and is not a "
+            "finding.")
+
+
+def outside_range(summary: dict) -> str:
+    """The warning on calibrated scores outside the score range (``cbc/summary.json``'s
+    ``calibrated_outside_range``), or ""."""
+    outside = summary.get("calibrated_outside_range") or {}
+    if not outside.get("n_outside"):
+        return ""
+    low, high = (f"{v:g}" for v in outside["score_range"])
+    return (f"{outside['n_outside']:,} of the {outside['n_scores']:,} calibrated task-level "
+            f"scores lie outside the score range [{low}, {high}] ({outside['n_below']:,} below "
+            f"{low}, {outside['n_above']:,} above {high}): a calibrated score is the raw score "
+            "minus its cell's beta, kept as it is (not clipped), so near a bound it can cross "
+            "it; read it as a corrected position on the scale, not as a score a judge gave. "
+            "The task-by-task detail of a cell flags them.")
 
 
 def leaderboard_section(res: Results, name: str) -> dict | None:
@@ -46,6 +75,7 @@ def leaderboard_section(res: Results, name: str) -> dict | None:
             "CBC top set (group 1) are in bold.")
     if "rank_ub_cbc" not in frame.columns:
         note = "Means and ranks before and after CBC (no intervals: no cbc/leaderboard.csv)."
+    note += same_order(res.json(f"{name}/cbc/summary.json") or {})
     slope = charts.slopegraph(f"{name}.slopegraph", frame)
     return _section("leaderboard", "Leaderboards", note, tables=[lb], charts_=[slope])
 
@@ -69,18 +99,29 @@ def beta_section(res: Results, name: str) -> tuple[dict | None, dict | None]:
         ("radius (total-SD sigma)", summary.get("radius_total")),
         ("radius (residual-SD sigma)", summary.get("radius_residual")),
         ("largest |beta|", summary.get("max_abs_beta")),
-        ("same order in every language after CBC", summary.get("same_order_after_cbc")),
+        ("same order in every language after CBC (by construction)"
+         if summary.get("same_order_after_cbc") else "same order in every language after CBC",
+         summary.get("same_order_after_cbc")),
+        ("calibrated scores outside the score range",
+         "{n_outside:,} of {n_scores:,}".format(**summary["calibrated_outside_range"])
+         if summary.get("calibrated_outside_range") else None),
         ("band level", band_info.get("level")),
         ("band critical value", band_info.get("critical_value")),
     ])
     tab = table(f"{name}.beta", "Interaction beta (score units)", source, beta, BETA_COLUMNS,
                 PER_LANGUAGE, LANG_BB)
     heat = charts.heatmap(f"{name}.heatmap", beta)
-    note = ("beta[language, backbone]: the language x backbone interaction CBC removes. The "
-            "tooltip shows the simultaneous band when the panel has `bands`; click a cell for "
-            "its raw and calibrated scores over tasks.")
-    return (_section("beta", "Interaction beta", note, facts, [tab], [heat]),
-            cell_detail(res, name))
+    note = ("beta[language, backbone]: the language x backbone interaction CBC removes. "
+            + (spread_sentence(summary["n_languages"], summary["n_backbones"],
+                               summary.get("estimator")) + " "
+               if "n_languages" in summary else "")
+            + "The tooltip shows the simultaneous band when the panel has `bands`; click a "
+            "cell for its raw and calibrated scores over tasks.")
+    detail = cell_detail(res, name)
+    if detail is not None and summary.get("calibrated_outside_range"):
+        detail["score_range"] = summary["calibrated_outside_range"]["score_range"]
+    return (_section("beta", "Interaction beta", note, facts, [tab], [heat],
+                     outside_range(summary)), detail)
 
 
 DETAIL_DECIMALS = 6
@@ -211,17 +252,19 @@ def judge_ls_section(res: Results, name: str) -> dict | None:
             if column in shown.columns:
                 shown = shown[shown[column].astype(str) == value]
         if key == "accuracy" and "n" in shown:
-            empty += [f"{j} x {c}" for j, c, n in zip(shown["judge"], shown["condition"],
-                                                      shown["n"]) if n == 0]
+            empty += [(j, c) for j, c, n in zip(shown["judge"], shown["condition"], shown["n"])
+                      if n == 0]
         shown = shown[shown[y].notna()]  # a condition without usable judgments has no point
         label = next(c["label"] for c in columns if c["key"] == y)  # the table's name
         charts_.append(charts.small_multiples(f"{name}.{key}_chart", shown, x, y, low, high,
                                               f"{title} (all subsets)", label))
     if not tables:
         return None
-    warning = ("No usable judgment for " + ", ".join(empty) + " (every verdict was unparseable "
-               "or missing): those rates are empty and left out of the charts; the collection's "
-               f"logs and collect/status.csv say why (results/{name}/logs/)." if empty else "")
+    why = unusable_outcomes(res, name, empty) or "every verdict was unparseable or missing"
+    warning = ("No usable judgment for " + ", ".join(f"{j} x {c}" for j, c in empty)
+               + f" ({why}): those rates are empty and left out of the charts; the "
+               f"collection's logs and collect/status.csv say why (results/{name}/logs/)."
+               if empty else "")
     note = ("Judge-LS per judge and condition (a language or prompting condition), Wilson or "
             "item-clustered intervals as the files say (ci_method). The condition filter "
             "selects a condition; the judge filter a judge.")
@@ -309,7 +352,9 @@ def panel_data(res: Results, name: str) -> dict:
                             values[filt].append(row[column])
     labels = ({"language": "condition", "backbone": "judge"} if kind == VERDICT else
               {"language": "language", "backbone": "backbone"})
-    return {"name": name, "kind": kind, "verdict": card_sentences(res, name) + verdict(res, name),
+    meaning = ranked_quantity(res, name)
+    return {"name": name, "kind": kind, "ranked": meaning["text"] if meaning else "",
+            "verdict": card_sentences(res, name) + verdict(res, name),
             "top": who_wins_where(res, name), "sections": sections, "detail": detail,
             "filters": {k: {"label": labels[k], "values": [str(v) for v in values[k]]}
                         for k in values}}

@@ -276,16 +276,22 @@
     const b = d.backbones.map(String).indexOf(state.cell[1]);
     if (l < 0 || b < 0) return;
     const beta = d.beta[l][b];
+    const range = d.score_range || null;  // a calibrated score outside it is flagged
     const rows = d.tasks.map((t, i) => {
       const raw = d.raw[l][b][i];
-      return { task: t, raw: raw, cbc: raw === null ? null : raw - beta };
+      const cbc = raw === null ? null : raw - beta;
+      return { task: t, raw: raw, cbc: cbc,
+               outside: range && cbc !== null ? cbc < range[0] || cbc > range[1] : null };
     });
     const tab = { id: panel.name + ".cell", title: "The same scores, task by task",
                   source: d.sources.join(" and "), scope: "per language", filters: {},
                   columns: [{ key: "task", label: "task", type: "text" },
                             { key: "raw", label: "raw score", type: "num", digits: 3 },
-                            { key: "cbc", label: "calibrated score", type: "num", digits: 3 }],
-                  rows: rows, note: "" };
+                            { key: "cbc", label: "calibrated score", type: "num", digits: 3 },
+                            ...(range ? [{ key: "outside", label: "outside the score range", type: "bool" }] : [])],
+                  rows: rows,
+                  note: range ? "A calibrated score outside the score range [" + range[0] + ", " + range[1] +
+                    "] is flagged: it is kept as it is (the raw score minus the cell's beta), not clipped." : "" };
     const chart = { id: panel.name + ".cell_chart", title: "", spec: {
       $schema: "https://vega.github.io/schema/vega-lite/v6.json",
       data: { values: rows.flatMap((r, i) => [{ i: i, task: r.task, stage: "raw", score: r.raw },
@@ -337,10 +343,12 @@
     const panel = currentPanel();
     const pending = [];
     if (panel) {
-      if (panel.verdict && panel.verdict.length) {
+      if ((panel.verdict && panel.verdict.length) || panel.ranked) {
         const verdict = el("div", { id: "verdict", class: "verdict" });
         verdict.append(el("h2", {}, "Verdict: " + panel.name));
-        for (const sentence of panel.verdict) verdict.append(el("p", {}, sentence));
+        // what "first" means on this panel, before any ranking is read
+        if (panel.ranked) verdict.append(el("p", { class: "ranked", id: "ranked" }, panel.ranked));
+        for (const sentence of panel.verdict || []) verdict.append(el("p", {}, sentence));
         main.append(verdict);
         if (panel.top) addTable(panel.top, verdict);
       }
