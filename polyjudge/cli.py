@@ -17,6 +17,7 @@ from pathlib import Path
 
 import warnings
 
+from . import audit
 from .calibrator import COLUMN_PARAMS, DEFAULT_BAND_REPLICATES, UNSEEN_POLICIES, Calibrator
 from .data import io, sources
 from .data.atomic import write_atomically
@@ -71,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(double-centring): fit a calibrator on a run table, apply it to new runs.",
         epilog="`polyjudge fit --help` and `polyjudge apply --help` show examples.")
     commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="{fit,apply,compare,check-yaml}")
+                                     metavar="{fit,apply,compare,card,check-yaml}")
     formatter = argparse.RawDescriptionHelpFormatter
 
     fit = commands.add_parser("fit", help="learn beta from a run table and save the calibrator",
@@ -129,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     _column_options(apply, defaults=False)
     _source_options(apply)
     compare_command.add_parser(commands)
+    audit.add_parser(commands)
     check_yaml = commands.add_parser(
         "check-yaml", help="name the line of a YAML error in a config (snakemake does not)",
         description="Read YAML files as the workflow reads them: a config for --configfile, a "
@@ -227,6 +229,7 @@ def run_check_yaml(args) -> str:
 
 
 COMMANDS = {"fit": run_fit, "apply": run_apply, "compare": compare_command.run,
+            "card": audit.run,
             "check-yaml": run_check_yaml}
 
 

@@ -150,3 +150,37 @@ def test_a_planted_language_difference_is_found_where_it_is_planted():
                       replicates=300, seed=1, languages=["en", "de", "sw"])
     test = card.language_tests.set_index("measure").loc["cohen_kappa"]
     assert test["lowest"] == "sw" and test["p_value"] < 1e-6
+
+
+def test_the_api_and_the_card_command_read_your_columns(tmp_path):
+    import subprocess
+    import sys
+
+    import polyjudge
+    verdicts = pd.DataFrame({"q": [str(i % 6) for i in range(24)],
+                             "lang": ["en"] * 12 + ["de"] * 12,
+                             "model": (["m1"] * 6 + ["m2"] * 6) * 2,
+                             "says": [1, 0, 1, 1, 0, 0] * 4, "topic": [str(i % 3) for i in
+                                                                      range(24)]})
+    gold = pd.DataFrame({"q": [str(i) for i in range(6)], "right": [1, 0, 1, 0, 0, 0]})
+    card = polyjudge.judge_card(verdicts, gold, item="q", language="lang", judge="model",
+                                verdict="says", label="right", cluster="topic", replicates=50)
+    share = card.agreement.query("measure == 'percent_agreement' and versus == 'reference'")
+    assert share["estimate"].eq(5 / 6).all() and share["n_clusters"].eq(3).all()
+    with pytest.raises(InputError, match=r"verdicts: no column 'item'"):
+        polyjudge.judge_card(verdicts, gold)
+    verdicts.to_csv(tmp_path / "v.csv", index=False)
+    gold.to_csv(tmp_path / "g.csv", index=False)
+    command = [sys.executable, "-m", "polyjudge.cli", "card", str(tmp_path / "v.csv"),
+               "--reference", str(tmp_path / "g.csv"), "--item", "q", "--language", "lang",
+               "--judge", "model", "--verdict", "says", "--label", "right", "--replicates", "50",
+               "-o", str(tmp_path / "card")]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    written = pd.read_csv(tmp_path / "card" / "agreement.csv")
+    assert written["estimate"].tolist() == pytest.approx(card.agreement["estimate"].tolist(),
+                                                         nan_ok=True)
+    bad = subprocess.run(command[:-2] + ["--verdict", "nope", "-o", str(tmp_path / "x")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "no column 'nope'" in bad.stderr
+    assert "Traceback" not in bad.stderr and not (tmp_path / "x").exists()

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ...cbc.bootstrap import task_bootstrap
 from . import measures
@@ -250,6 +249,7 @@ def language_test(point: np.ndarray, replicates: np.ndarray) -> tuple[float, int
     covariance = np.atleast_2d(np.cov(spread, rowvar=False))
     statistic = float(d @ np.linalg.pinv(covariance) @ d)
     df = int(np.linalg.matrix_rank(covariance))
+    from scipy import stats  # scipy only when a test runs: `import polyjudge` stays light
     return statistic, df, float(stats.chi2.sf(statistic, df)) if df else np.nan
 
 
@@ -278,6 +278,7 @@ def language_tests(table: pd.DataFrame, per_language: dict, languages) -> pd.Dat
     if len(out):
         tested = out["p_value"].notna()
         if tested.any():
+            from scipy import stats
             out.loc[tested, "q_value"] = stats.false_discovery_control(
                 out.loc[tested, "p_value"].to_numpy())
     return out
