@@ -66,11 +66,6 @@ def rank_interval(draws: np.ndarray, level: float, axis: int = 0):
     return low.astype(int), high.astype(int)
 
 
-def _pair_differences(scores: np.ndarray) -> np.ndarray:
-    """``d[..., j, k] = scores[..., j] - scores[..., k]`` over the last axis (backbones)."""
-    return scores[..., :, None] - scores[..., None, :]
-
-
 def rank_sets(point: np.ndarray, draws: np.ndarray, level: float,
               family: str = "language", tie_rtol: float = 1e-10):
     """Rank sets from the paired differences of the backbones' scores, by the bootstrap max-|t|
@@ -100,26 +95,31 @@ def rank_sets(point: np.ndarray, draws: np.ndarray, level: float,
     """
     if family not in ("language", "backbone"):
         raise ValueError(f"family must be 'language' or 'backbone', got {family!r}")
-    diff = _pair_differences(point)  # (..., k, m, m)
-    boot = _pair_differences(draws)  # (..., R, k, m, m)
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+    m = point.shape[-1]
+    a, b = np.triu_indices(m, 1)  # the pairs (a, b), a < b: |t| is the same both ways
+    diff = point[..., a] - point[..., b]  # (..., k, P)
+    boot = draws[..., a] - draws[..., b]  # (..., R, k, P)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         # a replicate without a cell's tasks (incomplete panels) drops out of that pair only
         warnings.simplefilter("ignore", RuntimeWarning)
-        se = np.nanstd(boot, axis=-4, ddof=1)
-    scale = tie_rtol * np.abs(point).max(axis=-1)[..., None, None]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = np.where(se[..., None, :, :, :] > 0,
-                     np.abs(boot - diff[..., None, :, :, :]) / se[..., None, :, :, :], 0.0)
-    t = np.where(np.isnan(t), 0.0, t)
+        se = np.nanstd(boot, axis=-3, ddof=1)
+        t = np.abs(boot - diff[..., None, :, :]) / se[..., None, :, :]
+    t = np.where(np.isfinite(t), t, 0.0)  # se = 0: decided below without a critical value
+    first = a == np.arange(m)[:, None]  # (m, P): backbone j is the pair's a, or its b
+    second = b == np.arange(m)[:, None]
     if family == "language":  # (..., R, k): one critical value per language
-        critical = np.quantile(t.max(axis=(-2, -1)), level, axis=-2)[..., None, None]
-    else:  # (..., R, k, m): one per backbone j, for the pairs (j, k) of its row
-        critical = np.quantile(t.max(axis=-1), level, axis=-3)[..., None]
-    margin = critical * se
-    k_above = np.where(se > 0, diff + margin < 0, diff < -scale)
-    k_below = np.where(se > 0, diff - margin > 0, diff > scale)
-    return ((1 + k_above.sum(axis=-1)).astype(int),
-            (point.shape[-1] - k_below.sum(axis=-1)).astype(int))
+        critical = np.quantile(t.max(axis=-1), level, axis=-2)[..., None, None]
+    else:  # (..., R, k, m): one per backbone j, over the pairs involving j
+        involved = np.where(first | second, t[..., None, :], 0.0).max(axis=-1)
+        critical = np.quantile(involved, level, axis=-3)[..., None]
+    margin = critical * se[..., None, :]  # (..., k, m, P): the pair as j's test sees it
+    scale = tie_rtol * np.abs(point).max(axis=-1)[..., None, None]
+    varies = se[..., None, :] > 0
+    a_above = np.where(varies, diff[..., None, :] - margin > 0, diff[..., None, :] > scale)
+    b_above = np.where(varies, diff[..., None, :] + margin < 0, diff[..., None, :] < -scale)
+    above_j = (second & a_above) | (first & b_above)  # the other backbone is above j
+    below_j = (first & a_above) | (second & b_above)
+    return ((1 + above_j.sum(axis=-1)).astype(int), (m - below_j.sum(axis=-1)).astype(int))
 
 
 def leaderboard(panel: Panel, estimator: str | None = None, n_replicates: int = 1000,
