@@ -98,7 +98,7 @@ def consistency_sentence(tau: pd.DataFrame) -> str | None:
     rows = tau.set_index("method")
     if not {"Raw", "CBC"} <= set(rows.index):
         return None
-    shown = {m: [f"{rows.loc[m, k]:.2f}" for k in ("mean", "ci_low", "ci_high")]
+    shown = {m: [f"{rows.loc[m, k]:.2f}" for k in ("mean", "spread_low", "spread_high")]
              for m in ("Raw", "CBC")}
     counts = {rows.loc[m].get("n_replicates") for m in ("Raw", "CBC")}
     over = (f"{int(next(iter(counts)))} task-bootstrap replicates"
@@ -231,7 +231,8 @@ def flip_sentence(flips: pd.DataFrame, reference: str) -> str:
 def position_sentence(position: pd.DataFrame) -> str:
     """Position bias: how many judge x condition cells' first-seat share differs significantly
     from one half (the item-clustered test where the file has it), and the range of shares."""
-    p = "first_seat_cluster_p" if "first_seat_cluster_p" in position else "first_seat_p"
+    p = ("first_seat_cluster_p" if "first_seat_cluster_p" in position
+         else "first_seat_p_unclustered")
     tested = position[position[p].notna()] if p in position else position.iloc[:0]
     share = position["first_seat_rate"]
     low, high = position.loc[share.idxmin()], position.loc[share.idxmax()]
