@@ -133,14 +133,15 @@ BETA_COLUMNS = [
     col("excludes_zero", "band excludes 0", "bool"),
 ]
 
-SPREAD = "replicate spread (2.5-97.5%), not a confidence interval"
+SPREAD = ("replicate spread 2.5% (not a confidence interval)",
+          "replicate spread 97.5% (not a confidence interval)")
 """The held-out tables' percentiles of the replicates: two numbers, never a bracket."""
 TAU_COLUMNS = [col("method", type="text"), col("mean", "mean tau"),
-               col("spread_low", f"{SPREAD}: 2.5%"), col("spread_high", f"{SPREAD}: 97.5%"),
+               col("spread_low", SPREAD[0]), col("spread_high", SPREAD[1]),
                col("full_fit", "full fit"), col("n_replicates", "replicates", "int")]
 PAIRED_COLUMNS = [col("method", type="text"),
                   col("mean_difference", "mean difference (reference - method)"),
-                  col("spread_low", f"{SPREAD}: 2.5%"), col("spread_high", f"{SPREAD}: 97.5%"),
+                  col("spread_low", SPREAD[0]), col("spread_high", SPREAD[1]),
                   col("share_reference_higher", "share reference higher"),
                   col("n_replicates", "replicates", "int")]
 PAIRS_COLUMNS = [col("backbone_i", type="text"), col("backbone_j", type="text"),
