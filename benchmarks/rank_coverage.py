@@ -1,12 +1,14 @@
-"""Coverage of the leaderboard's rank intervals by simulation with a planted truth, offline.
+"""Coverage of the leaderboard's rank intervals and rank sets by simulation with a planted
+truth, offline.
 
 The workflow's simulation study (``results/simulation/rank_coverage.csv``) runs the default
 scenarios with few replicates. This script runs more: panels of the default synthetic size
 (``simulation.base`` of config/config.yaml: 55 tasks x 8 languages x 6 backbones x 3 frameworks)
 with the leaderboard's own replicate count (``rank_intervals.replicates``, 1,000), and adds rows
 where the backbones are close, which is where rank intervals are hard. Each row calls
-``polyjudge.analyses.simulation.simulate_rank_coverage`` (the leaderboard's intervals, stacked
-over panels, against the planted ranks: raw ``alpha + beta``, after CBC ``alpha``) in
+``polyjudge.analyses.simulation.simulate_rank_coverage`` (the leaderboard's marginal rank
+intervals and its rank sets simultaneous over a language, stacked over panels, against the
+planted ranks: raw ``alpha + beta``, after CBC ``alpha``) in
 ``--batches`` independent seeded batches; a row's value is the mean over batches and its
 standard error their spread (``sd / sqrt(batches)``), which counts the dependence of the
 intervals within a panel.
@@ -37,6 +39,7 @@ ROWS = {
     "near ties after CBC (backbone SD 0.5)": {"backbone_sd": 0.5},
     "near ties, raw too (backbone SD 0.5, interaction SD 1)": {"backbone_sd": 0.5,
                                                                "interaction_sd": 1.0},
+    "near ties, 30 tasks": {"backbone_sd": 0.5, "interaction_sd": 1.0, "n_tasks": 30},
     "near ties, few tasks (20)": {"backbone_sd": 0.5, "interaction_sd": 1.0, "n_tasks": 20},
 }
 """Row label -> overrides of ``simulation.base``."""
@@ -44,7 +47,8 @@ MEASURES = ("coverage", "coverage_language", "mean_length")
 
 
 def run(panels: int, batches: int, replicates: int, level: float, seed: int) -> pd.DataFrame:
-    """One line per row and ranking (raw, cbc): each measure's mean and SE over the batches."""
+    """One line per row, ranking (raw, cbc) and interval (marginal, simultaneous): each
+    measure's mean and SE over the batches."""
     base = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["simulation"]["base"]
     per_batch = -(-panels // batches)
     table = []
@@ -56,25 +60,30 @@ def run(panels: int, batches: int, replicates: int, level: float, seed: int) -> 
                                           replicates, level)
                    for batch in range(batches)]
         cpu = time.process_time() - start
-        for i, ranking in enumerate(("raw", "cbc")):
+        for i, kind in enumerate((row["ranking"], row["interval"]) for row in results[0]):
             values = pd.DataFrame([batch[i] for batch in results])
-            line = {"setting": label, "ranking": ranking, "panels": per_batch * batches,
-                    "replicates": replicates, "level": level}
+            line = {"setting": label, "ranking": kind[0], "interval": kind[1],
+                    "panels": per_batch * batches, "replicates": replicates, "level": level}
             for measure in MEASURES:
                 line[measure] = values[measure].mean()
                 line[f"{measure}_se"] = values[measure].std(ddof=1) / np.sqrt(batches)
             table.append({**line, "cpu_s": cpu})
-        print(pd.DataFrame(table[-2:]).to_string(index=False, header=len(table) == 2,
+        print(pd.DataFrame(table[-4:]).to_string(index=False, header=len(table) == 4,
                                                  float_format="%.3f"), flush=True)
     return pd.DataFrame(table)
 
 
 def markdown(table: pd.DataFrame) -> str:
     """The table as docs/performance.md shows it."""
-    lines = ["| setting | ranking | per interval (SE) | every backbone of a language (SE) "
-             "| mean length (ranks) |", "|---|---|---:|---:|---:|"]
+    lines = ["| setting | ranking | interval | per interval (SE) "
+             "| every backbone of a language (SE) | mean length (ranks) |",
+             "|---|---|---|---:|---:|---:|"]
+    first = None
     for r in table.itertuples(index=False):
-        lines.append(f"| {r.setting if r.ranking == 'raw' else ''} | {r.ranking} "
+        setting = r.setting if r.setting != first else ""
+        ranking = r.ranking if r.interval == "marginal" else ""
+        first = r.setting
+        lines.append(f"| {setting} | {ranking} | {r.interval} "
                      f"| {r.coverage:.3f} ({r.coverage_se:.3f}) "
                      f"| {r.coverage_language:.3f} ({r.coverage_language_se:.3f}) "
                      f"| {r.mean_length:.2f} |")

@@ -79,8 +79,9 @@ class Heldout:
     Attributes
     ----------
     tau : pandas.DataFrame
-        method, mean, ci_low, ci_high, full_fit, n_replicates, reason (Table 2; reason: why a
-        method has no value, "" where it has one).
+        method, mean, spread_low, spread_high, full_fit, n_replicates, reason (Table 2;
+        spread: the 2.5 / 97.5 percentiles of the replicates, not a confidence interval;
+        reason: why a method has no value, "" where it has one).
     replicates : pandas.DataFrame
         replicate, method, tau.
     paired : pandas.DataFrame

@@ -41,8 +41,8 @@ def rankings_table() -> pd.DataFrame:
 def tau_table() -> pd.DataFrame:
     return pd.DataFrame({"method": ["Raw", "CBC", "Oracle", "Quantile", "Dawid-Skene"],
                          "mean": [0.65, 0.90, 1.0, -0.10, np.nan],
-                         "ci_low": [0.61, 0.80, 1.0, -0.12, np.nan],
-                         "ci_high": [0.71, 0.97, 1.0, -0.07, np.nan],
+                         "spread_low": [0.61, 0.80, 1.0, -0.12, np.nan],
+                         "spread_high": [0.71, 0.97, 1.0, -0.07, np.nan],
                          "full_fit": [0.63, 1.0, 1.0, -0.12, np.nan],
                          "n_replicates": [1000, 1000, 1000, 1000, 0]})
 

@@ -101,7 +101,8 @@ def test_forest_sorts_by_mean_and_marks_published_values():
     assert published.get_markerfacecolor() == "none"
     np.testing.assert_array_equal(published.get_xdata(), [np.nan, np.nan, 0.650, 0.902, np.nan])
     texts = [text.get_text() for text in ax.texts]
-    assert texts[0] == "not available" and texts[3] == "0.900 [0.800, 0.970]"
+    # the replicate spread in words, never in brackets: it is not a confidence interval
+    assert texts[0] == "not available" and texts[3] == "0.900; replicates 0.800 to 0.970"
     assert any(line.get_xdata()[0] == 0 and line.get_xdata()[1] == 0 for line in ax.lines)
 
 
@@ -296,7 +297,8 @@ def test_the_fdr_level_is_in_the_legend_and_absent_series_have_no_entry():
 def test_the_heldout_legend_says_reproduced_only_beside_published_values():
     """Item 10: on a user's panel (no published values) the legend said "reproduced mean"."""
     own = legend_labels(fg.heldout_tau_forest(tau_table()))
-    assert own == ["mean, 95% interval"]
+    assert own == ["mean, replicate spread (2.5-97.5%), not a confidence interval"]
     assert legend_labels(fg.heldout_tau_forest(tau_table(), published={"Other": 0.5})) == own
     paper = legend_labels(fg.heldout_tau_forest(tau_table(), published={"CBC": 0.9}))
-    assert paper == ["reproduced mean, 95% interval", "published mean"]
+    assert paper == ["reproduced mean, replicate spread (2.5-97.5%), not a confidence interval",
+                     "published mean"]

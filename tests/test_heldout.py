@@ -54,16 +54,16 @@ def test_table2_reproduces_the_published_values(table):
         row = table.loc[method]
         assert row["mean"] == pytest.approx(mean, abs=0.01), method
         if low is not None:
-            assert row["ci_low"] == pytest.approx(low, abs=0.02), method
-            assert row["ci_high"] == pytest.approx(high, abs=0.02), method
+            assert row["spread_low"] == pytest.approx(low, abs=0.02), method
+            assert row["spread_high"] == pytest.approx(high, abs=0.02), method
 
 
 def test_identical_random_stream_gives_the_printed_digits(table):
     """The protocol stream reproduces Raw, CBC and the random control to the printed digits."""
     for method in ("Raw", "CBC", "Random"):
         mean, low, high = PUBLISHED[method]
-        np.testing.assert_allclose(table.loc[method, ["mean", "ci_low", "ci_high"]].astype(float),
-                                   [mean, low, high], atol=5e-4, err_msg=method)
+        shown = table.loc[method, ["mean", "spread_low", "spread_high"]].astype(float)
+        np.testing.assert_allclose(shown, [mean, low, high], atol=5e-4, err_msg=method)
 
 
 def test_full_fit_and_replicate_counts(table):
@@ -83,7 +83,7 @@ def test_cbc_beats_combat_eb_in_every_paired_replicate(replicates):
     paired = paired_comparison(replicates, reference="CBC").set_index("method")
     assert paired.loc["ComBat-EB", "share_reference_higher"] == 1.0
     assert paired.loc["ComBat-EB", "n_replicates"] == 1000
-    assert paired.loc["ComBat-EB", "ci_low"] > 0
+    assert paired.loc["ComBat-EB", "spread_low"] > 0
     assert paired.loc["CBC-Weighted", "mean_difference"] == pytest.approx(0, abs=1e-3)
     assert "CBC" not in paired.index
 

@@ -234,7 +234,7 @@ def test_first_seat_counts_and_tests_by_hand():
     assert row["first_seat_rate"] == pytest.approx(23 / 35)
     assert row["position_mcnemar_p"] == pytest.approx(
         mcnemar([[0, 7], [2, 0]], exact=True).pvalue)
-    assert row["first_seat_p"] == pytest.approx(scipy.stats.binomtest(23, 35).pvalue)
+    assert row["first_seat_p_unclustered"] == pytest.approx(scipy.stats.binomtest(23, 35).pvalue)
     # the item-clustered interval is the CR1 normal interval's Wilson twin: its centre and
     # width agree with the cluster-robust SE of the share (statsmodels, items as clusters)
     frame = jl.normalise_choices(first_seat_frame(pairs))

@@ -323,13 +323,14 @@ def test_the_language_filter_applies_to_the_slopegraph_and_its_tooltip_has_the_i
     spec = opened.page.evaluate("() => JSON.parse(document.getElementById('page-data')"
                                 ".textContent).panels.find(p => p.name === 'devai').sections"
                                 ".find(s => s.id === 'leaderboard').charts[0].spec")
-    assert {"field": "rank interval"} in spec["spec"]["encoding"]["tooltip"]  # facet's layer
+    label = "rank set (simultaneous)"  # the page's default kind of rank interval
+    assert {"field": label} in spec["spec"]["encoding"]["tooltip"]  # facet's layer
     row = spec["data"]["values"][0]  # the raw stage of a cell
     board = pd.read_csv(results / "devai/cbc/leaderboard.csv").set_index(
         ["language", "backbone"]).loc[(row["language"], row["backbone"])]
     assert row["stage"] == "raw"
-    low, high = int(board["rank_raw_low"]), int(board["rank_raw_high"])
-    assert row["rank interval"] == f"[{low}, {high}]"
+    low, high = (int(board[f"rank_raw_simultaneous_{end}"]) for end in ("low", "high"))
+    assert row[label] == f"[{low}, {high}]"
     opened.page.select_option("select[data-filter='language']", "")
     opened.page.wait_for_selector(f"{chart}[data-rendered='true']")
     assert all(lang in opened.page.text_content(chart) for lang in languages)

@@ -137,15 +137,16 @@ def test_the_cbc_verdict_on_a_small_panel_reads_as_what_it_is():
     held = polyjudge.heldout(runs, methods=["Raw", "CBC"], replicates=200, seed=7)
     tau = held.tau.set_index("method")
     raw = tau.loc["Raw"]
-    assert raw["mean"] < raw["ci_low"] == raw["ci_high"]  # the case a user took for a bug
+    assert raw["mean"] < raw["spread_low"] == raw["spread_high"]  # what a user took for a bug
     text = consistency_sentence(held.tau)
     assert "[" not in text  # no bracket that reads as an interval around the mean
     assert (f"{raw['mean']:.2f} raw, {tau.loc['CBC', 'mean']:.2f} after CBC; the middle 95% "
-            f"of replicates runs from {raw['ci_low']:.2f} to {raw['ci_high']:.2f} raw") in text
+            f"of replicates runs from {raw['spread_low']:.2f} to {raw['spread_high']:.2f} "
+            "raw") in text
     assert "mean over 200 task-bootstrap replicates" in text
     assert "The raw mean lies below that range because tau takes few values here" in text
     draws = held.replicates.loc[held.replicates["method"] == "Raw", "tau"]
-    assert 0 < (draws < raw["ci_low"]).mean() <= 0.025  # "a few (at most 2.5%)"
+    assert 0 < (draws < raw["spread_low"]).mean() <= 0.025  # "a few (at most 2.5%)"
     assert "CBC mean lies" not in text
     # where the mean is inside, no such sentence (the default devai panel)
     devai = consistency_sentence(pd.read_csv(SNAPSHOT / "devai" / "heldout" / "tau.csv"))

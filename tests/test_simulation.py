@@ -107,8 +107,8 @@ from polyjudge.analyses.simulation import (  # noqa: E402
     simulate_rank_coverage,
     stacked_rank_replicates,
 )
-from polyjudge.analyses.leaderboard import rank_interval  # noqa: E402
-from polyjudge.cbc.estimator import rank_within_language  # noqa: E402
+from polyjudge.analyses.leaderboard import rank_interval, rank_sets  # noqa: E402
+from polyjudge.cbc.estimator import double_center, rank_within_language  # noqa: E402
 
 
 def test_stacked_rank_intervals_are_the_leaderboards_panel_by_panel():
@@ -117,13 +117,19 @@ def test_stacked_rank_intervals_are_the_leaderboards_panel_by_panel():
     counts = np.stack([task_bootstrap(12, 150, seed).counts for seed in range(3)])
     replicates = stacked_rank_replicates(values, counts)
     truth = planted_ranks(panels["alpha"], panels["beta"])
+    means = values.mean(axis=1)
+    point = {"raw": means, "cbc": means - double_center(means)}
     for ranking, draws in replicates.items():
         low, high = rank_interval(draws, 0.9, axis=1)
+        set_low, set_high = rank_sets(point[ranking], draws, 0.9)
         for i in range(3):
             board = leaderboard(build_panel(simulate_panel_frame(panels["runs"][i]), "test"),
                                 n_replicates=150, level=0.9, seed=i)
             assert (low[i].ravel() == board[f"rank_{ranking}_low"]).all(), ranking
             assert (high[i].ravel() == board[f"rank_{ranking}_high"]).all(), ranking
+            simultaneous = f"rank_{ranking}_simultaneous"
+            assert (set_low[i].ravel() == board[f"{simultaneous}_low"]).all(), ranking
+            assert (set_high[i].ravel() == board[f"{simultaneous}_high"]).all(), ranking
     assert (low < high).any()  # close backbones: some intervals allow several ranks
     for i in range(3):
         planted = panels["alpha"][i] + panels["beta"][i]
@@ -134,8 +140,10 @@ def test_stacked_rank_intervals_are_the_leaderboards_panel_by_panel():
 def test_far_apart_backbones_have_their_true_rank_pinned():
     settings = dict(SMALL, backbone_sd=100.0, interaction_sd=1.0, noise_sd=0.1, three_way_sd=0.0)
     rows = simulate_rank_coverage("apart", settings, 20, seed=2, n_replicates=100)
-    assert [list(row) for row in rows] == [RANK_COVERAGE_COLUMNS] * 2
-    assert [row["ranking"] for row in rows] == ["raw", "cbc"]
+    assert [list(row) for row in rows] == [RANK_COVERAGE_COLUMNS] * 4
+    assert [(row["ranking"], row["interval"]) for row in rows] == [
+        ("raw", "marginal"), ("raw", "simultaneous"), ("cbc", "marginal"),
+        ("cbc", "simultaneous")]
     for row in rows:
         assert (row["coverage"], row["coverage_language"], row["mean_length"]) == (1, 1, 1)
     assert rows == simulate_rank_coverage("apart", settings, 20, seed=2, n_replicates=100)
@@ -154,6 +162,9 @@ def test_interchangeable_backbones_get_intervals_over_every_rank():
         assert (low == 1).all() and (high == m).all()
         assert rank_coverage(low, high, truth) == {"coverage": 1.0, "coverage_language": 1.0,
                                                    "mean_length": m}
+        sets = [board[f"rank_{ranking}_simultaneous_{end}"].to_numpy().reshape(2, m)
+                for end in ("low", "high")]
+        assert (sets[0] == 1).all() and (sets[1] == m).all()
 
 
 def test_rank_coverage_counts_intervals_and_languages():

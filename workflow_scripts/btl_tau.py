@@ -15,7 +15,7 @@ def main(smk):
                "Judge-aware BTL": external.btl_heldout_matrix}
     replicates = heldout.heldout_replicates(panel, methods, settings["replicates"],
                                             settings["seed"])
-    table = heldout.summarise_tau(replicates)[["method", "mean", "ci_low", "ci_high",
+    table = heldout.summarise_tau(replicates)[["method", "mean", "spread_low", "spread_high",
                                                "n_replicates"]]
     log.info("\n%s", table.to_string(index=False))
     fit = external.judge_aware_btl(panel)

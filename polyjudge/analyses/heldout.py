@@ -4,8 +4,8 @@ CBC paper, section 5 (docs/methods.md sections 2 and 3). Each replicate of a tas
 method on the in-bag tasks and scores it on the out-of-bag tasks by the mean pairwise Kendall
 tau-b across languages (:mod:`polyjudge.cbc.bootstrap`); the methods are those of
 :data:`polyjudge.analyses.baselines.METHODS`. Published DevAI values (1,000 replicates, seed 7):
-Raw 0.650 [0.610, 0.714], CBC 0.902 [0.795, 0.968]; decisions (seed 307): CBC 100%, Raw 68.5%,
-regret 3.23.
+Raw 0.650 and CBC 0.902 (replicate spread 0.610-0.714 and 0.795-0.968); decisions (seed 307):
+CBC 100%, Raw 68.5%, regret 3.23.
 """
 from __future__ import annotations
 
@@ -187,18 +187,24 @@ def undefined_reason(panel: Panel) -> str:
 
 def summarise_tau(replicates: pd.DataFrame, full_fit: pd.DataFrame | None = None,
                   panel: Panel | None = None) -> pd.DataFrame:
-    """Per method: mean, 2.5/97.5 percentiles (linear) of tau over replicates, full-fit tau,
-    the number of replicates with a defined tau (NaN replicates are left out) and ``reason``:
+    """Per method: mean, ``spread_low`` / ``spread_high`` (the 2.5/97.5 percentiles, linear, of
+    tau over replicates), full-fit tau, the number of replicates with a defined tau (NaN
+    replicates are left out) and ``reason``:
     why a method has no value (it cannot run on the panel, or its tau is undefined in every
-    replicate; logged), "" where it has one. Methods in ``full_fit``'s order."""
+    replicate; logged), "" where it has one. Methods in ``full_fit``'s order.
+
+    The spread is not a confidence interval: it describes the replicates' out-of-bag taus, and
+    no task-bootstrap interval tried covers the noise-free tau at its nominal level
+    (``benchmarks/heldout_coverage.py``; docs/methods.md section 2)."""
     rows = []
     for method, tau in replicates.groupby("method", sort=False)["tau"]:
         tau = tau.to_numpy(float)
         tau = tau[np.isfinite(tau)]
         low, high = np.percentile(tau, [2.5, 97.5]) if len(tau) else (np.nan, np.nan)
         rows.append({"method": method, "mean": tau.mean() if len(tau) else np.nan,
-                     "ci_low": low, "ci_high": high, "n_replicates": len(tau)})
-    summary = pd.DataFrame(rows, columns=["method", "mean", "ci_low", "ci_high", "n_replicates"])
+                     "spread_low": low, "spread_high": high, "n_replicates": len(tau)})
+    summary = pd.DataFrame(rows, columns=["method", "mean", "spread_low", "spread_high",
+                                          "n_replicates"])
     fit = full_fit if full_fit is not None else pd.DataFrame({"method": [], "full_fit": []})
     if "reason" not in fit:
         fit = fit.assign(reason="")
@@ -216,15 +222,17 @@ def summarise_tau(replicates: pd.DataFrame, full_fit: pd.DataFrame | None = None
                                             "no defined tau in any replicate")
     for row in summary.loc[summary["reason"] != ""].itertuples():
         log.warning("held-out tau of %s: %s", row.method, row.reason)
-    return summary[["method", "mean", "ci_low", "ci_high", "full_fit", "n_replicates", "reason"]]
+    return summary[["method", "mean", "spread_low", "spread_high", "full_fit", "n_replicates",
+                    "reason"]]
 
 
 def paired_comparison(replicates: pd.DataFrame, reference: str = "CBC") -> pd.DataFrame:
     """Paired difference ``tau(reference) - tau(method)`` over the same replicates.
 
     Columns: method, share_reference_higher (share of replicates where the reference is
-    strictly higher), mean_difference, ci_low, ci_high (2.5/97.5 percentiles), n_replicates
-    (replicates where both are defined). Published: CBC > ComBat-EB in all 1,000.
+    strictly higher), mean_difference, spread_low, spread_high (2.5/97.5 percentiles of the
+    replicates' differences: a spread, not a confidence interval, as in :func:`summarise_tau`),
+    n_replicates (replicates where both are defined). Published: CBC > ComBat-EB in all 1,000.
     """
     wide = replicates.pivot(index="replicate", columns="method", values="tau")
     if reference not in wide:
@@ -239,9 +247,9 @@ def paired_comparison(replicates: pd.DataFrame, reference: str = "CBC") -> pd.Da
         rows.append({"method": method,
                      "share_reference_higher": (diff > 0).mean() if len(diff) else np.nan,
                      "mean_difference": diff.mean() if len(diff) else np.nan,
-                     "ci_low": low, "ci_high": high, "n_replicates": len(diff)})
+                     "spread_low": low, "spread_high": high, "n_replicates": len(diff)})
     return pd.DataFrame(rows, columns=["method", "share_reference_higher", "mean_difference",
-                                       "ci_low", "ci_high", "n_replicates"])
+                                       "spread_low", "spread_high", "n_replicates"])
 
 
 def _decision_summary(correct: np.ndarray, regret: np.ndarray) -> dict:

@@ -11,7 +11,8 @@ panels of the model of :mod:`polyjudge.analyses.synthetic` are drawn and CBC is 
 * the three-way diagnostic's detection rate (share of panels with p < alpha), when there are
   repeats (frameworks);
 * apart, in :func:`simulate_rank_coverage`: the coverage of the leaderboard's rank intervals
-  (:mod:`polyjudge.analyses.leaderboard`) of the planted ranks, on the same panels.
+  (:mod:`polyjudge.analyses.leaderboard`: the marginal percentile intervals and the simultaneous
+  rank sets) of the planted ranks, on the same panels.
 
 Everything is stacked over panels, not looped: a block of ``P`` panels is one ``(P, n, k, m, F)``
 run array, the band's task bootstraps one ``(P, R, n)`` weight array and its cell means one
@@ -28,7 +29,7 @@ import scipy.special
 
 from ..cbc.bootstrap import pairwise_tau
 from ..cbc.estimator import double_center, finite_sample_radius, rank_by_count
-from .leaderboard import rank_interval
+from .leaderboard import rank_interval, rank_sets
 from .synthetic import COMPONENTS, _check_settings
 
 SCENARIO_COLUMNS = ["scenario", "n_tasks", "n_languages", "n_backbones", "n_frameworks",
@@ -39,7 +40,7 @@ SCENARIO_COLUMNS = ["scenario", "n_tasks", "n_languages", "n_backbones", "n_fram
 SETTING_COLUMNS = SCENARIO_COLUMNS[1:9]
 """The generator settings and panel count that both tables of the study repeat."""
 RANK_COVERAGE_COLUMNS = ["scenario", *SETTING_COLUMNS, "n_replicates", "level", "ranking",
-                         "coverage", "coverage_language", "mean_length"]
+                         "interval", "coverage", "coverage_language", "mean_length"]
 
 BLOCK_SIZE = 100
 """Panels drawn and analysed together. The random stream is a function of (seed, block size):
@@ -261,11 +262,17 @@ def rank_coverage(low: np.ndarray, high: np.ndarray, truth: np.ndarray) -> dict:
             "mean_length": float((high - low + 1).mean())}
 
 
+RANK_INTERVALS = ("marginal", "simultaneous")
+"""The leaderboard's two kinds of rank interval: per backbone (:func:`rank_interval`) and
+simultaneous over a language (:func:`rank_sets`)."""
+
+
 def simulate_rank_coverage(name: str, settings: dict, n_panels: int, seed,
                            n_replicates: int = 200, level: float = 0.95,
                            block_size: int = BLOCK_SIZE) -> list[dict]:
-    """Two rows (``ranking`` raw and cbc) of :data:`RANK_COVERAGE_COLUMNS`: the leaderboard's
-    rank intervals at ``level`` from ``n_replicates`` task bootstraps, on the panels that
+    """Four rows of :data:`RANK_COVERAGE_COLUMNS` (``ranking`` raw and cbc, each with
+    ``interval`` marginal and simultaneous): the leaderboard's rank intervals and rank sets at
+    ``level`` from ``n_replicates`` task bootstraps, on the panels that
     :func:`simulate_scenario` draws with the same arguments, against :func:`planted_ranks`.
 
     Block ``b``'s bootstraps use the child of its ``SeedSequence`` after the band's.
@@ -274,16 +281,21 @@ def simulate_rank_coverage(name: str, settings: dict, n_panels: int, seed,
         raise ValueError(f"use at least 100 replicates for rank intervals, got {n_replicates}")
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    parts = {"raw": [], "cbc": []}
+    parts = {(ranking, kind): [] for ranking in ("raw", "cbc") for kind in RANK_INTERVALS}
     for panels, block in _study_blocks(settings, n_panels, seed, block_size):
         values = panels["runs"].mean(axis=-1)
         rng = np.random.default_rng(block.spawn(2)[1])  # child 0 is the band's
         counts = task_bootstrap_counts(rng, len(values), n_replicates, values.shape[1])
         truth = planted_ranks(panels["alpha"], panels["beta"])
+        means = values.mean(axis=1)
+        point = {"raw": means, "cbc": means - double_center(means)}
         for ranking, draws in stacked_rank_replicates(values, counts).items():
-            parts[ranking].append((*rank_interval(draws, level, axis=1), truth[ranking]))
+            parts[ranking, "marginal"].append((*rank_interval(draws, level, axis=1),
+                                               truth[ranking]))
+            parts[ranking, "simultaneous"].append((*rank_sets(point[ranking], draws, level),
+                                                   truth[ranking]))
     head = {**_settings_row(name, settings, n_panels), "n_replicates": n_replicates,
             "level": level}
-    return [{**head, "ranking": ranking,
+    return [{**head, "ranking": ranking, "interval": kind,
              **rank_coverage(*(np.concatenate(arrays) for arrays in zip(*blocks)))}
-            for ranking, blocks in parts.items()]
+            for (ranking, kind), blocks in parts.items()]

@@ -254,11 +254,13 @@ def position_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
     item-clustered interval is the plain Wilson interval here); then the first seat:
     n_decisive (verdicts naming an answer, both orders), n_first_seat (those naming the answer
     shown first), first_seat_rate (0.5: no preference; ``position_a_rate`` of the accuracy
-    table) with its item-clustered Wilson first_seat_ci_low/high, first_seat_p (exact two-sided
-    binomial test of 1/2, verdicts as independent) and first_seat_cluster_p (items as clusters,
-    as ``mcnemar_cluster_p``); n_both_first / n_both_second (decisive pairs whose verdict
-    follows the seat: the first, or the second, in both orders) and position_mcnemar_p (exact
-    McNemar test of the two, 1 if none); n_items, ci_method.
+    table) with its item-clustered Wilson first_seat_ci_low/high, first_seat_p_unclustered
+    (exact two-sided binomial test of 1/2 with verdicts as independent, which an item's two
+    orders are not: named apart so that no one reads it as the clustered test) and
+    first_seat_cluster_p (items as clusters, as ``mcnemar_cluster_p``: the test to read);
+    n_both_first / n_both_second (decisive pairs whose verdict follows the seat: the first, or
+    the second, in both orders) and position_mcnemar_p (exact McNemar test of the two, 1 if
+    none); n_items, ci_method.
     """
     data = _gold_judgments(frame)
     on = ["judge", "condition", "item", "subset"]
@@ -283,9 +285,9 @@ def position_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
     table["position_mcnemar_p"] = mcnemar_exact_p(table["n_both_first"], table["n_both_second"])
     columns = [*keys, "n", "n_invalid_pairs", "n_inconsistent", "position_inconsistency",
                "position_ci_low", "position_ci_high", "n_decisive", "n_first_seat",
-               "first_seat_rate", "first_seat_ci_low", "first_seat_ci_high", "first_seat_p",
-               "first_seat_cluster_p", "n_both_first", "n_both_second", "position_mcnemar_p",
-               "n_items"]
+               "first_seat_rate", "first_seat_ci_low", "first_seat_ci_high",
+               "first_seat_p_unclustered", "first_seat_cluster_p", "n_both_first",
+               "n_both_second", "position_mcnemar_p", "n_items"]
     table = table[columns].assign(ci_method=CI_METHOD)
     return _sorted(table, {"judge": data["judge"], "condition": data["condition"],
                            "subset": data["subset"]})
@@ -303,10 +305,10 @@ def _first_seat(data: pd.DataFrame, keys: list[str], confidence: float) -> pd.Da
     table = _totals(items, labels)
     table = _with_clustered_wilson(table, items, "n_first_seat", "n_decisive", "first_seat_rate",
                                    "first_seat", confidence, floor=False)
-    table["first_seat_p"] = mcnemar_exact_p(table["n_first_seat"], table["_second"])
+    table["first_seat_p_unclustered"] = mcnemar_exact_p(table["n_first_seat"], table["_second"])
     table["first_seat_cluster_p"] = _clustered_p(table, items, "n_first_seat", "_second")
     return table[[*keys, "n_decisive", "n_first_seat", "first_seat_rate", "first_seat_ci_low",
-                  "first_seat_ci_high", "first_seat_p", "first_seat_cluster_p"]]
+                  "first_seat_ci_high", "first_seat_p_unclustered", "first_seat_cluster_p"]]
 
 
 def tie_probe_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:

@@ -7,8 +7,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from .style import (
-    INTERVAL_LABEL,
     OKABE_ITO,
+    SPREAD_LABEL,
     interval_dots,
     new_figure,
     pivot_in_order,
@@ -56,17 +56,20 @@ def ranking_bump_chart(rankings: pd.DataFrame, title: str | None = None) -> Figu
 @styled
 def heldout_tau_forest(tau: pd.DataFrame, published: dict | None = None,
                        title: str | None = None) -> Figure:
-    """Held-out Kendall tau per method: mean and bootstrap interval, sorted by mean (best on top).
+    """Held-out Kendall tau per method: mean and replicate spread, sorted by mean (best on top).
 
-    ``tau``: columns method, mean, ci_low, ci_high (``heldout/tau.csv``: mean and 2.5/97.5
-    percentiles over task bootstraps of the mean tau-b across language pairs; docs/methods.md
-    section 2, paper Table 2). ``published``: optional method -> published mean, drawn as hollow
-    diamonds (methods absent from ``tau`` are ignored); the legend says "reproduced mean" only
-    when some are drawn, else "mean" (a user's own panel). The value and interval are printed at
+    ``tau``: columns method, mean, spread_low, spread_high (``heldout/tau.csv``: mean and
+    2.5/97.5 percentiles over task bootstraps of the mean tau-b across language pairs;
+    docs/methods.md section 2, paper Table 2). The spread is drawn as a line and printed as
+    "replicates low to high", never in brackets: it is not a confidence interval (no bootstrap
+    interval of the held-out tau covers at its level: docs/methods.md section 2).
+    ``published``: optional method -> published mean, drawn as hollow diamonds (methods absent
+    from ``tau`` are ignored); the legend says "reproduced mean" only when some are drawn, else
+    "mean" (a user's own panel). The value and spread are printed at
     the right; a method without a mean is listed with its ``reason`` (tau.csv), else "not
     available".
     """
-    require_columns(tau, ["method", "mean", "ci_low", "ci_high"], "heldout_tau_forest")
+    require_columns(tau, ["method", "mean", "spread_low", "spread_high"], "heldout_tau_forest")
     data = tau.sort_values("mean", kind="stable", na_position="first").reset_index(drop=True)
     y = np.arange(len(data))
     fig = new_figure(7.2, 1.4 + 0.3 * len(data))
@@ -74,19 +77,20 @@ def heldout_tau_forest(tau: pd.DataFrame, published: dict | None = None,
     ax.axvline(0, color="0.4", linewidth=0.8)
     known = data["method"].map(published or {}).astype(float)
     compared = bool(np.isfinite(known).any())  # "reproduced" only beside published values
-    interval_dots(ax, y, data["mean"], data["ci_low"], data["ci_high"],
-                   label=f"{'reproduced mean' if compared else 'mean'}, {INTERVAL_LABEL}",
+    interval_dots(ax, y, data["mean"], data["spread_low"], data["spread_high"],
+                   label=f"{'reproduced mean' if compared else 'mean'}, {SPREAD_LABEL}",
                    **series_style(0))
     if compared:
         ax.plot(known, y, linestyle="none", marker="D", markersize=7, markerfacecolor="none",
                 markeredgecolor=OKABE_ITO[3], markeredgewidth=1.4, label="published mean")
     for row in data.itertuples():
-        interval = np.isfinite(row.ci_low) and np.isfinite(row.ci_high)
+        spread = np.isfinite(row.spread_low) and np.isfinite(row.spread_high)
         reason = getattr(row, "reason", "")  # tau.csv's reason (read back: NaN when empty)
         reason = reason if isinstance(reason, str) and reason else "not available"
         reason = reason if len(reason) <= 60 else reason[:57] + "..."
         text = (reason if not np.isfinite(row.mean) else f"{row.mean:.3f}"
-                + (f" [{row.ci_low:.3f}, {row.ci_high:.3f}]" if interval else ""))
+                + (f"; replicates {row.spread_low:.3f} to {row.spread_high:.3f}"
+                   if spread else ""))
         ax.annotate(text, xy=(1.02, row.Index), xycoords=("axes fraction", "data"), va="center",
                     fontsize=8, annotation_clip=False)
     ax.set_yticks(y, data["method"])

@@ -44,6 +44,9 @@ STYLE = {
 
 RADIUS_FILL = "0.86"
 INTERVAL_LABEL = "95% interval"
+SPREAD_LABEL = "replicate spread (2.5-97.5%), not a confidence interval"
+"""The legend of a range of bootstrap replicates that is not a confidence interval (the
+held-out tau's: docs/methods.md section 2)."""
 
 
 def styled(function):

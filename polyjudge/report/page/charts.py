@@ -35,15 +35,27 @@ def _chart(cid: str, title: str, spec: dict) -> dict:
     return {"id": cid, "title": title, "spec": spec}
 
 
+def rank_set_columns(frame: pd.DataFrame) -> tuple[str, str] | None:
+    """Which rank intervals a leaderboard has, as (label, column suffix): the rank sets
+    simultaneous over a language where present (the page shows those), else the marginal
+    per-backbone intervals, else None."""
+    for label, suffix in (("rank set (simultaneous)", "_simultaneous"),
+                          ("rank interval (marginal)", "")):
+        if {f"rank_{kind}{suffix}_{end}" for kind in ("raw", "cbc")
+                for end in ("low", "high")} <= set(frame.columns):
+            return label, suffix
+    return None
+
+
 def slopegraph(cid: str, rankings: pd.DataFrame) -> dict:
     """Rank of each backbone, raw -> after CBC, one small panel per language; the tooltip
-    carries the rank interval where the leaderboard has one (the page's language filter
-    applies to it)."""
-    intervals = {"rank_raw_low", "rank_raw_high", "rank_cbc_low",
-                 "rank_cbc_high"} <= set(rankings.columns)
+    carries the rank set (simultaneous over the language) or, without it, the marginal rank
+    interval, where the leaderboard has one (the page's language filter applies to it)."""
+    intervals = rank_set_columns(rankings)
+    label, suffix = intervals or ("", "")
     data = [{"language": str(r["language"]), "backbone": str(r["backbone"]), "stage": stage,
              "rank": int(r[key]),
-             **({"rank interval": f"[{int(r[key + '_low'])}, {int(r[key + '_high'])}]"}
+             **({label: f"[{int(r[f'{key}{suffix}_low'])}, {int(r[f'{key}{suffix}_high'])}]"}
                 if intervals else {})}
             for r in rankings.to_dict("records")
             for stage, key in (("raw", "rank_raw"), ("CBC", "rank_cbc"))]
@@ -61,7 +73,7 @@ def slopegraph(cid: str, rankings: pd.DataFrame) -> dict:
             "detail": {"field": "backbone"},
             "tooltip": [{"field": "language"}, {"field": "backbone"}, {"field": "stage"},
                         {"field": "rank", "type": "quantitative"},
-                        *([{"field": "rank interval"}] if intervals else [])]},
+                        *([{"field": label}] if intervals else [])]},
         "layer": [{"mark": {"type": "line"}}, {"mark": {"type": "point", "filled": True}}],
         "width": 110, "height": 110}
     spec = _spec({"facet": {"field": "language", "type": "nominal",

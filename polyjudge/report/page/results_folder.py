@@ -140,13 +140,19 @@ LEADERBOARD_COLUMNS = [
     col("mean_raw", "raw mean"), col("mean_raw_ci", "raw mean interval", "interval",
                                      low="mean_raw_low", high="mean_raw_high"),
     col("rank_raw", "raw rank", "int"),
-    col("rank_raw_ci", "raw rank interval", "interval", 0, "rank_raw_low", "rank_raw_high"),
-    col("rank_ub_raw", "raw group (best rank allowed)", "int"),
+    col("rank_raw_set", "raw rank set (simultaneous over the language)", "interval", 0,
+        "rank_raw_simultaneous_low", "rank_raw_simultaneous_high"),
+    col("rank_raw_ci", "raw rank interval (this backbone alone)", "interval", 0,
+        "rank_raw_low", "rank_raw_high"),
+    col("rank_ub_raw", "raw group (best rank of the interval alone)", "int"),
     col("mean_cbc", "CBC mean"), col("mean_cbc_ci", "CBC mean interval", "interval",
                                      low="mean_cbc_low", high="mean_cbc_high"),
     col("rank_cbc", "CBC rank", "int"),
-    col("rank_cbc_ci", "CBC rank interval", "interval", 0, "rank_cbc_low", "rank_cbc_high"),
-    col("rank_ub_cbc", "CBC group (best rank allowed)", "int"),
+    col("rank_cbc_set", "CBC rank set (simultaneous over the language)", "interval", 0,
+        "rank_cbc_simultaneous_low", "rank_cbc_simultaneous_high"),
+    col("rank_cbc_ci", "CBC rank interval (this backbone alone)", "interval", 0,
+        "rank_cbc_low", "rank_cbc_high"),
+    col("rank_ub_cbc", "CBC group (best rank of the interval alone)", "int"),
 ]
 
 BETA_COLUMNS = [
@@ -155,12 +161,15 @@ BETA_COLUMNS = [
     col("excludes_zero", "band excludes 0", "bool"),
 ]
 
+SPREAD = ("replicate spread 2.5% (not a confidence interval)",
+          "replicate spread 97.5% (not a confidence interval)")
+"""The held-out tables' percentiles of the replicates: two numbers, never a bracket."""
 TAU_COLUMNS = [col("method", type="text"), col("mean", "mean tau"),
-               col("ci", "interval", "interval", low="ci_low", high="ci_high"),
+               col("spread_low", SPREAD[0]), col("spread_high", SPREAD[1]),
                col("full_fit", "full fit"), col("n_replicates", "replicates", "int")]
 PAIRED_COLUMNS = [col("method", type="text"),
                   col("mean_difference", "mean difference (reference - method)"),
-                  col("ci", "interval", "interval", low="ci_low", high="ci_high"),
+                  col("spread_low", SPREAD[0]), col("spread_high", SPREAD[1]),
                   col("share_reference_higher", "share reference higher"),
                   col("n_replicates", "replicates", "int")]
 PAIRS_COLUMNS = [col("backbone_i", type="text"), col("backbone_j", type="text"),

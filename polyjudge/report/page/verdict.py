@@ -145,7 +145,9 @@ def consistency_sentence(tau: pd.DataFrame) -> str | None:
     rows = tau.set_index("method")
     if not {"Raw", "CBC"} <= set(rows.index):
         return None
-    shown = {m: [f"{rows.loc[m, k]:.2f}" for k in ("mean", "ci_low", "ci_high")]
+    # spread_*: the replicate spread; ci_*: its name in results of earlier versions
+    spread = ("spread_low", "spread_high") if "spread_low" in rows else ("ci_low", "ci_high")
+    shown = {m: [f"{rows.loc[m, k]:.2f}" for k in ("mean", *spread)]
              for m in ("Raw", "CBC")}
     counts = {rows.loc[m].get("n_replicates") for m in ("Raw", "CBC")}
     over = (f"{int(next(iter(counts)))} task-bootstrap replicates"

@@ -175,7 +175,8 @@ def flip_sentence(flips: pd.DataFrame, reference: str) -> str:
 def position_sentence(position: pd.DataFrame) -> str:
     """Position bias: how many judge x condition cells' first-seat share differs significantly
     from one half (the item-clustered test where the file has it), and the range of shares."""
-    p = "first_seat_cluster_p" if "first_seat_cluster_p" in position else "first_seat_p"
+    p = ("first_seat_cluster_p" if "first_seat_cluster_p" in position
+         else "first_seat_p_unclustered")
     tested = position[position[p].notna()] if p in position else position.iloc[:0]
     rate = ("first_seat_rate", "first_seat_ci_low", "first_seat_ci_high")
     same = _everywhere(position, rate)
