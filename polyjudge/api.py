@@ -430,4 +430,4 @@ def judge_ls(verdicts: pd.DataFrame, *, reference: str = "en", conditions=None,
                                   tables["tie_probe"], sensitivity, audited, title=title)
     return JudgeLS(**tables, audit=audited, sensitivity=sensitivity, recovery=recovered,
                    summary=summary, n_judgments=len(choices),
-                   n_invalid=int((~choices["valid"]).sum()))
+                   n_invalid=int((~choices["valid"]).sum()), choices=choices)

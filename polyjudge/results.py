@@ -164,6 +164,9 @@ class JudgeLS:
         The Markdown summary.
     n_judgments, n_invalid : int
         Judgments, and unparseable verdicts (counted in every table).
+    choices : pandas.DataFrame or None
+        Every judgment with its ``choice`` in original output indices (``1``, ``2``, ``Tie``)
+        and ``valid`` (the judge card reads it).
     """
 
     accuracy: pd.DataFrame
@@ -176,6 +179,7 @@ class JudgeLS:
     summary: str
     n_judgments: int
     n_invalid: int
+    choices: pd.DataFrame | None = None
 
     TABLES = ("accuracy", "flips", "position", "tie_probe", "audit", "sensitivity", "recovery")
 

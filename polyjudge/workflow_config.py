@@ -134,16 +134,17 @@ def analysis_problem(panel: dict, analysis: str) -> str | None:
     kind = panel["kind"]
     if analysis == "judge_ls":
         return None if kind == "pairwise_verdicts" else "needs a pairwise_verdicts panel"
+    if analysis == "card":
+        return None if kind == "pairwise_verdicts" or has_requirements(panel) else (
+            "needs requirement-level verdicts or pairwise verdicts (the judge card reads "
+            "them; run scores alone are not carded yet)")
     if kind not in TENSOR_KINDS:
-        return "a pairwise_verdicts panel only supports judge_ls"
+        return "a pairwise_verdicts panel only supports judge_ls and card"
     if analysis == "external" and kind != "preference_margins":
         return "needs a preference_margins panel"
     if analysis in ("information", "diagnostics") and (
             kind == "preference_margins" or (kind == "synthetic" and panel["n_frameworks"] < 2)):
         return "needs repeated runs (frameworks) in every cell; this panel has one"
-    if analysis == "card" and not has_requirements(panel):
-        return ("needs requirement-level verdicts (the judge card reads them; other panel "
-                "kinds are not carded yet)")
     if analysis == "requirement_type" and not (has_requirements(panel)
                                                and panel["requirement_types"]):
         return "needs requirement-level verdicts and a `requirement_types` table"

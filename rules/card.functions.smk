@@ -2,15 +2,28 @@
 # with rules); card.smk includes this file first.
 
 
+def card_panels():
+    """Panels that list `card`: score panels with requirement verdicts, pairwise panels."""
+    return [name for name, panel in PANELS.items() if "card" in panel["analyses"]]
+
+
 def card_targets():
     return expand(
         "results/{panel}/card/{name}",
-        panel=panels_with("card"),
+        panel=card_panels(),
         name=["agreement.csv", "language_tests.csv"],
     )
 
 
-def card_reference(wildcards):
-    """The panel's reference file under data_dir, if it names one."""
-    reference = PANELS[wildcards.panel].get("reference_labels")
-    return {"reference": data_input(reference["file"])} if reference else {}
+def card_inputs(wildcards):
+    """A pairwise panel's judgments (from rule judge_ls), or a score panel's requirement
+    verdicts and its reference labels."""
+    panel = PANELS[wildcards.panel]
+    if panel["kind"] == "pairwise_verdicts":
+        return {"choices": f"results/{wildcards.panel}/judge_ls/choices.parquet"}
+    inputs = {"requirements": f"results/{wildcards.panel}/requirements.parquet"}
+    reference = panel.get("reference_labels")
+    if reference:
+        inputs["reference"] = data_input(reference["file"])
+    return inputs
+

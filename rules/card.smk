@@ -7,8 +7,7 @@ include: "card.functions.smk"
 
 rule card:
     input:
-        unpack(card_reference),
-        requirements="results/{panel}/requirements.parquet",
+        unpack(card_inputs),
     output:
         agreement=report(
             "results/{panel}/card/agreement.csv",
@@ -25,8 +24,8 @@ rule card:
         "../environment.yml"
     threads: 1
     resources:
-        mem_mb=scaled(500, 400, of=["requirements"]),
-        runtime=scaled(10, 2, of=["requirements"]),
+        mem_mb=scaled(500, 400),
+        runtime=scaled(10, 2),
     params:
         panel=panel_config,
         settings=config["card"],

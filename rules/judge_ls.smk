@@ -38,6 +38,7 @@ rule judge_ls:
         sensitivity="results/{panel}/judge_ls/sensitivity.csv",
         recovery="results/{panel}/judge_ls/recovery.csv",
         summary="results/{panel}/judge_ls/summary.md",
+        choices="results/{panel}/judge_ls/choices.parquet",
         manifest="results/{panel}/judge_ls/inputs.json",
     log:
         "results/{panel}/logs/judge_ls.log",

@@ -183,7 +183,9 @@ def page_inputs():
         f"results/{name}/{path}"
         for analysis, paths in PAGE_FILES.items()
         for name in (
-            verdict_panels() if analysis == "judge_ls" else panels_with(analysis)
+            verdict_panels()
+            if analysis == "judge_ls"
+            else card_panels() if analysis == "card" else panels_with(analysis)
         )
         for path in paths
     ]

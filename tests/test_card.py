@@ -184,3 +184,24 @@ def test_the_api_and_the_card_command_read_your_columns(tmp_path):
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "no column 'nope'" in bad.stderr
     assert "Traceback" not in bad.stderr and not (tmp_path / "x").exists()
+
+
+def test_a_pairwise_panels_card_agrees_with_its_judge_ls_accuracy():
+    # percent agreement with the gold answer is Judge-LS's strict accuracy, judgment for
+    # judgment (a tie never agrees; tie probes and unusable verdicts are left out of both)
+    import polyjudge
+    from polyjudge.analyses.card import choice_verdicts
+    from polyjudge.analyses.judge_ls import load_llmbar
+    stored = DATA / "llmbar" / "llmbar_judge_verdicts_long.parquet"
+    result = polyjudge.judge_ls(load_llmbar(stored), reference="Vanilla")
+    verdicts, reference = choice_verdicts(result.choices)
+    card = judge_card(verdicts, reference, replicates=0)
+    mine = card.agreement.query("measure == 'percent_agreement' and versus == 'reference' "
+                                "and language != @ALL_LANGUAGES")
+    accuracy = result.accuracy.query("subset == 'all' and order == 'all'")
+    both = accuracy[["judge", "condition", "n", "strict_accuracy"]].merge(
+        mine[["judge", "language", "estimate", "n_items"]], left_on=["judge", "condition"],
+        right_on=["judge", "language"])
+    assert len(both) == len(accuracy) == 65
+    assert np.allclose(both["strict_accuracy"], both["estimate"], rtol=0, atol=1e-12)
+    assert (both["n"] == both["n_items"]).all()

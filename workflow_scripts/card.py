@@ -1,7 +1,10 @@
 """The judge card (results/{panel}/card/): agreement with the reference and among the judges."""
 import logging
 
-from polyjudge.analyses.card import judge_card, reference_labels, requirement_verdicts
+import pandas as pd
+
+from polyjudge.analyses.card import (choice_verdicts, judge_card, reference_labels,
+                                     requirement_verdicts)
 from polyjudge.data import io
 from polyjudge.scripting import run_step, write_csv
 
@@ -10,8 +13,15 @@ log = logging.getLogger("polyjudge.card")
 
 def main(smk):
     panel, settings = smk.params.panel, smk.params.settings
-    verdicts = requirement_verdicts(io.read_table(smk.input.requirements))
     reference = comparison = None
+    languages, judges = panel.get("languages"), panel.get("backbones")
+    if "choices" in smk.input.keys():  # pairwise verdicts: the gold answer is the reference
+        verdicts, reference = choice_verdicts(pd.read_parquet(smk.input.choices))
+        languages, judges = panel.get("conditions"), None
+        log.info("%d pairwise judgments with a usable verdict against their gold answer "
+                 "(tie probes left out)", len(verdicts))
+    else:
+        verdicts = requirement_verdicts(io.read_table(smk.input.requirements))
     if panel.get("reference_labels"):
         spec = panel["reference_labels"]
         table = io.read_table(smk.input.reference, text=tuple(spec["keys"]))
@@ -19,11 +29,11 @@ def main(smk):
         log.info("reference: %d labelled items of %s; %d verdicts of other raters (%s)",
                  reference.notna().sum(), smk.input.reference, len(comparison),
                  ", ".join(map(str, comparison["judge"].unique())) or "none")
-    card = judge_card(verdicts, reference, level=(panel.get("reference_labels") or {}).get(
-                          "level", "nominal"),
+    level = (panel.get("reference_labels") or {}).get("level", "nominal")
+    card = judge_card(verdicts, reference, level=level,
                       replicates=settings["replicates"], seed=settings["seed"],
-                      confidence=settings["confidence"], languages=panel.get("languages"),
-                      judges=panel.get("backbones"), comparison=comparison)
+                      confidence=settings["confidence"], languages=languages,
+                      judges=judges, comparison=comparison)
     rows = card.agreement
     kappa = rows[(rows["versus"] == "reference") & rows["measure"].str.startswith("cohen_kappa")
                  & rows["judge"].isin(verdicts["judge"].unique())

@@ -8,7 +8,7 @@ from polyjudge.data import sources
 from polyjudge.data.checksums import input_files
 from polyjudge.data.io import read_table
 from polyjudge.judges.diagnosis import judge_ls_shortfall
-from polyjudge.scripting import run_step, write_csv, write_json
+from polyjudge.scripting import run_step, write_csv, write_json, write_parquet
 
 log = logging.getLogger("polyjudge.analyses.judge_ls")
 
@@ -81,6 +81,7 @@ def main(smk):
                  int(result.recovery["covered"].sum()), len(result.recovery))
     for name, table in result.tables().items():
         write_csv(table, smk.output[name])
+    write_parquet(result.choices, smk.output.choices)
     with open(smk.output.summary, "w") as handle:
         handle.write(result.summary)
     write_json(manifest(smk, panel), smk.output.manifest)

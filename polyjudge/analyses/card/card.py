@@ -43,6 +43,29 @@ def requirement_verdicts(requirements: pd.DataFrame) -> pd.DataFrame:
                          "verdict": requirements["satisfied"].to_numpy(float)})
 
 
+CHOICE_CODES = {"1": 1.0, "2": 2.0, "Tie": 0.0}
+"""A pairwise verdict as a category: the output chosen, or a tie (its own category, which never
+agrees with a gold answer)."""
+
+
+def choice_verdicts(choices: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+    """Pairwise judgments (``judge_ls/choices.parquet``) as verdicts and their reference: a
+    unit is an item in one order (its cluster the item), the language its condition, the
+    verdict the output chosen (a tie a category of its own) and the reference the gold output.
+    Tie probes (gold ``Tie``) and judgments without a usable verdict are left out."""
+    gold = choices["gold"].astype(str)
+    keep = gold.isin(["1", "2"]) & choices["valid"].astype(bool)
+    rows = choices[keep]
+    item = rows["subset"].astype(str) + "|" + rows["item"].astype(str)
+    unit = item + "|" + rows["order"].astype(str)
+    verdicts = pd.DataFrame({"item": unit.to_numpy(), "cluster": item.to_numpy(),
+                             "language": rows["condition"].astype(str).to_numpy(),
+                             "judge": rows["judge"].astype(str).to_numpy(),
+                             "verdict": rows["choice"].astype(str).map(CHOICE_CODES).to_numpy()})
+    reference = pd.Series(gold[keep].astype(float).to_numpy(), index=unit.to_numpy())
+    return verdicts, reference[~reference.index.duplicated()]
+
+
 def reference_labels(table: pd.DataFrame, settings: dict, source: str
                      ) -> tuple[pd.Series, pd.DataFrame]:
     """The reference (item -> label) of a ``reference_labels:`` block, and the verdicts of the

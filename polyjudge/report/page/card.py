@@ -43,15 +43,17 @@ def card_sentences(res: Results, name: str) -> list[str]:
         return ["Judge card: the panel has no reference labels, so whether its judges are right "
                 "is not measured; the card shows how far they agree with each other."]
     languages = agreement.loc[agreement["versus"] == "panel", "language"].unique()
+    # a pairwise panel's "languages" are its conditions (prompting strategies, languages)
+    cell = "condition" if res.path(f"{name}/judge_ls/accuracy.csv") else "language"
     panel = kappa[kappa["language"].isin(languages)]
     others = kappa[~kappa["judge"].isin(panel["judge"].unique()) | ~kappa["language"].isin(
         languages)]
     n_cells = len(panel)
     text = (f"Judge card: against the reference labels, Cohen's kappa of the judges ranges from "
             f"{panel['estimate'].min():.2f} to {panel['estimate'].max():.2f} over the "
-            f"{n_cells} language x judge cells.")
+            f"{n_cells} {cell} x judge cells.")
     if n_cells and (panel["ci_high"] <= SLIGHT).all():
-        text += (f" The judges do not agree with the reference beyond chance in any language: "
+        text += (f" The judges do not agree with the reference beyond chance in any {cell}: "
                  f"every interval's upper end is at most {SLIGHT:.2f} (slight agreement at "
                  "most), so their ranking is one of leniency, not of accuracy.")
     for row in others.itertuples():
@@ -64,7 +66,7 @@ def card_sentences(res: Results, name: str) -> list[str]:
         kappa_tests = kappa_tests[kappa_tests["judge"].isin(panel["judge"].unique())]
         differs = kappa_tests[kappa_tests["q_value"] < 0.05]
         sentences.append(
-            f"Agreement with the reference differs between languages (kappa, FDR 0.05) for "
+            f"Agreement with the reference differs between {cell}s (kappa, FDR 0.05) for "
             f"{len(differs)} of {len(kappa_tests)} judges"
             + (": " + ", ".join(differs["judge"].astype(str)) + "." if len(differs) else "."))
     return sentences
