@@ -42,12 +42,13 @@ def card_sentences(res: Results, name: str) -> list[str]:
     if kappa.empty:
         return ["Judge card: the panel has no reference labels, so whether its judges are right "
                 "is not measured; the card shows how far they agree with each other."]
-    languages = agreement.loc[agreement["versus"] == "panel", "language"].unique()
+    # the panel's own judges are those compared with each other; a reference file's other
+    # raters (DevAI's original agent) are compared with the reference only
+    pairs = agreement[~agreement["versus"].isin(["reference", "panel"])]
+    judges = set(pairs["judge"]) | set(pairs["versus"]) or set(kappa["judge"])
     # a pairwise panel's "languages" are its conditions (prompting strategies, languages)
     cell = "condition" if res.path(f"{name}/judge_ls/accuracy.csv") else "language"
-    panel = kappa[kappa["language"].isin(languages)]
-    others = kappa[~kappa["judge"].isin(panel["judge"].unique()) | ~kappa["language"].isin(
-        languages)]
+    panel, others = kappa[kappa["judge"].isin(judges)], kappa[~kappa["judge"].isin(judges)]
     n_cells = len(panel)
     text = (f"Judge card: against the reference labels, Cohen's kappa of the judges ranges from "
             f"{panel['estimate'].min():.2f} to {panel['estimate'].max():.2f} over the "

@@ -22,14 +22,14 @@ RTOL, ATOL = 1e-9, 1e-12
 MEANINGS = {
     "passes": {
         "text": "Ranked: each backbone's mean score over tasks, the share of requirements it "
-                "judged satisfied. The panel has no reference answer, so a higher mean is a "
-                "more lenient judge (the backbone leniency of docs/methods.md), not a more "
+                "judged satisfied. A mean score is not checked against any reference answer "
+                "(the judge card does that), so a higher mean is a more lenient judge (the backbone leniency of docs/methods.md), not a more "
                 "accurate one: the first backbone is the most lenient.",
         "top": "the highest mean score", "means": "the most lenient judge"},
     "scores": {
-        "text": "Ranked: each backbone's mean score over tasks, the judges' own scores. The "
-                "panel has no reference answer, so a higher mean is a more lenient judge, not a "
-                "more accurate one: the first backbone is the most lenient.",
+        "text": "Ranked: each backbone's mean score over tasks, the judges' own scores. A mean "
+                "score is not checked against any reference answer, so a higher mean is a more "
+                "lenient judge, not a more accurate one: the first backbone is the most lenient.",
         "top": "the highest mean score", "means": "the most lenient judge"},
     "margins": {
         "text": "Ranked: each backbone's mean margin over items, its score of the preferred "
