@@ -182,6 +182,10 @@ def page_inputs():
             verdict_panels() if analysis == "judge_ls" else panels_with(analysis)
         )
         for path in paths
+    ] + [
+        f"results/{name}/missing/mnar_check.csv"
+        for name in panels_omitting_missing()
+        if "cbc" in PANELS[name]["analyses"]
     ]
 
 

@@ -96,6 +96,10 @@ class StopTarget:
     """The range of the scores (a collection's margins); None: unbounded (asymptotic only)."""
     design_items: int | None
     """Items of the full design (the item table, at most ``max_items``); None: not known."""
+    accept_informative_missing: bool = False
+    """Stop although a judge's missing verdicts depend on the item's score (the workflow's
+    rounds check this, ``polyjudge.judges.rounds.guard_informative_missing``; the sequences
+    themselves do not read it)."""
 
     def __post_init__(self):
         decisions = self.decisions
@@ -111,7 +115,7 @@ class StopTarget:
 API_DEFAULTS = {"beta_halfwidth": None, "decisions": None, "epsilon": None, "level": 0.95,
                 "sequence": "asymptotic", "min_items": 0, "max_items": None, "round_items": 1,
                 "retire": False, "seed": 0, "forecast_from": None, "forecast_orders": 200,
-                "score_range": None, "design_items": None}
+                "score_range": None, "design_items": None, "accept_informative_missing": False}
 """The fields a direct call (:func:`stopping_status`, :func:`~.replay.replay`, ...) may leave
 out. The workflow's defaults are config/config.yaml's ``collection.stop_defaults``, which it
 always passes in full; these equal them but for ``min_items`` 0 and ``round_items`` 1, so that a

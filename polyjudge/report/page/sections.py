@@ -77,8 +77,23 @@ def beta_section(res: Results, name: str) -> tuple[dict | None, dict | None]:
     note = ("beta[language, backbone]: the language x backbone interaction CBC removes. The "
             "tooltip shows the simultaneous band when the panel has `bands`; click a cell for "
             "its raw and calibrated scores over tasks.")
-    return (_section("beta", "Interaction beta", note, facts, [tab], [heat]),
+    return (_section("beta", "Interaction beta", note, facts, [tab], [heat],
+                     warning=informative_missing_warning(res, name)),
             cell_detail(res, name))
+
+
+def informative_missing_warning(res: Results, name: str) -> str:
+    """One line naming the judges whose missing cells the missingness check flagged."""
+    check = res.csv(f"{name}/missing/mnar_check.csv")
+    if check is None or "flagged" not in check.columns:
+        return ""
+    flagged = check.loc[(check["language"].astype(str) == "all")
+                        & check["flagged"].astype(str).str.lower().eq("true"), "judge"]
+    if flagged.empty:
+        return ""
+    return ("The missing cells of " + ", ".join(map(str, flagged)) + " depend on the item's "
+            "score as the other judges give it (missing/mnar_check.csv): beta and the rankings "
+            "leave them out as if missing at random, and are biased by them.")
 
 
 DETAIL_DECIMALS = 6
