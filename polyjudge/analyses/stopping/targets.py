@@ -264,6 +264,22 @@ def contrast_range(coefs: np.ndarray, score_range) -> tuple[np.ndarray, np.ndarr
     return pos * lo + neg * hi, pos * hi + neg * lo
 
 
+PRIOR_FADE = 20
+"""Items after which the variance prior's weight fades as ``PRIOR_FADE / t``: it guards the
+small samples (where a few equal contrasts can make the running variance collapse) and no
+longer widens long collections, whose stop it delayed where the spread is far below the range
+(docs/performance.md, the replay). None: a constant weight."""
+
+
+def prior_items(n: int):
+    """Pseudo-observations of the variance prior after each of ``n`` items (time on axis -2):
+    ``PRIOR_ITEMS * min(1, PRIOR_FADE / t)``."""
+    if PRIOR_FADE is None:
+        return PRIOR_ITEMS
+    t = np.arange(1, n + 1, dtype=float)[:, None]
+    return PRIOR_ITEMS * np.minimum(1.0, PRIOR_FADE / t)
+
+
 def sequence_bounds(x: np.ndarray, plan: pd.DataFrame, coefs: np.ndarray, target: StopTarget,
                     points=None, full: bool = True
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -279,7 +295,8 @@ def sequence_bounds(x: np.ndarray, plan: pd.DataFrame, coefs: np.ndarray, target
     if target.sequence == "asymptotic":
         prior = None if lo is None else ((hi - lo) / 2.0) ** 2
         mean, half = sequences.asymptotic_cs(x, alpha, tuning_items(target), prior,
-                                             PRIOR_ITEMS, MIN_INFORMATIVE, small_sample=True)
+                                             prior_items(x.shape[-2]), MIN_INFORMATIVE,
+                                             small_sample=True)
         return mean, mean - half, mean + half
     lower, upper = sequences.betting_cs(x, alpha, lo, hi,
                                         betting_grid(plan, lo, hi, target, points, full))
