@@ -75,9 +75,9 @@ def check(scores, seed, permutations=PERMUTATIONS) -> list:
 
 
 NULL_ROWS = [("pass/fail", 8, 6, 60, "mcar", 0.05), ("pass/fail", 8, 6, 300, "mcar", 0.01),
-             ("pass/fail", 8, 6, 300, "strata", 0.1), ("pass/fail", 8, 6, 300, "items", 0.05),
-             ("margin", 7, 5, 300, "mcar", 0.005), ("margin", 7, 5, 1500, "mcar", 0.05),
-             ("rubric 1-5", 3, 3, 30, "mcar", 0.2), ("0-100", 8, 6, 100, "strata", 0.2)]
+             ("pass/fail", 8, 6, 300, "strata", 0.02), ("pass/fail", 8, 6, 300, "items", 0.05),
+             ("margin", 7, 5, 300, "mcar", 0.005), ("margin", 7, 5, 1500, "mcar", 0.01),
+             ("rubric 1-5", 3, 3, 30, "mcar", 0.2), ("0-100", 8, 6, 100, "strata", 0.1)]
 POWER_ROWS = [("pass/fail", 8, 6, q, n) for q in (0.1, 0.3, 0.6) for n in (60, 300)] + \
              [("margin", 7, 5, q, n) for q in (0.3, 0.6, 0.9) for n in (300, 1500)] + \
              [("rubric 1-5", 8, 6, q, n) for q in (0.3, 0.6) for n in (60, 300)]

@@ -2,14 +2,16 @@
 Holm, scipy's ranks and Mann-Whitney test), planted truth (cells missing at random are flagged in
 at most about alpha of panels; a judge whose low scores go missing is flagged), and its use by
 the stopping rule of a collection (polyjudge.judges.rounds) and the results page."""
+from itertools import combinations
+
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
 from statsmodels.stats.multitest import multipletests
 
-from polyjudge.analyses.missingness import (CHECK_COLUMNS, centred_ranks, flagged_judges, holm,
-                                            informative_missing_check)
+from polyjudge.analyses.missingness import (CHECK_COLUMNS, _draws, centred_ranks, flagged_judges,
+                                            holm, informative_missing_check)
 from polyjudge.analyses.stopping import stopping_status
 from polyjudge.judges import rounds
 from polyjudge.report.page.results_folder import Results
@@ -143,9 +145,6 @@ def test_results_page_warns_of_a_flagged_judge(tmp_path):
 def test_permutation_subsets_are_uniform(n, k):
     # both samplers (few missing among many: rejection; else the k smallest uniforms) give
     # every k-subset the same chance; powers of 2 make each subset's sum its own
-    from itertools import combinations
-
-    from polyjudge.analyses.missingness import _draws
     u = 2.0 ** np.arange(n)
     sums = _draws(u, k, 20_000, np.random.default_rng(0))
     subsets = [sum(u[list(c)]) for c in combinations(range(n), k)]
