@@ -13,11 +13,13 @@ def panels_omitting_missing():
 
 
 def missing_targets():
-    return expand(
-        "results/{panel}/missing/mnar_check.csv", panel=panels_omitting_missing()
-    ) + expand(
-        "results/{panel}/missing/mae.csv", panel=panels_with("missing")
-    ) + expand(
-        "results/{panel}/missing/parse_failures.csv",
-        panel=panels_with("parse_failures"),
+    return (
+        expand(
+            "results/{panel}/missing/mnar_check.csv", panel=panels_omitting_missing()
+        )
+        + expand("results/{panel}/missing/mae.csv", panel=panels_with("missing"))
+        + expand(
+            "results/{panel}/missing/parse_failures.csv",
+            panel=panels_with("parse_failures"),
+        )
     )
