@@ -56,3 +56,32 @@ rule parse_failures:
         panel=panel_config,
     script:
         "../workflow_scripts/parse_failures.py"
+
+
+# every panel whose cells may be missing (`missing: omit`): does a judge's missing rate depend
+# on the item's score as the other judges give it?
+rule informative_missing:
+    input:
+        tensor="results/{panel}/tensor.parquet",
+    output:
+        table=report(
+            "results/{panel}/missing/mnar_check.csv",
+            caption="../report/mnar_check.rst",
+            category="3. Beyond the paper",
+            subcategory="{panel}",
+        ),
+    log:
+        "results/{panel}/logs/informative_missing.log",
+    benchmark:
+        "results/{panel}/benchmarks/informative_missing.tsv"
+    conda:
+        "../environment.yml"
+    resources:
+        mem_mb=scaled(300, 200, of=["tensor"]),
+        runtime=scaled(10, 20, of=["tensor"]),
+    params:
+        alpha=config["missing"]["check_alpha"],
+        permutations=config["missing"]["check_permutations"],
+        seed=config["missing"]["seed"],
+    script:
+        "../workflow_scripts/informative_missing.py"

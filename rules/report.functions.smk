@@ -188,6 +188,10 @@ def page_inputs():
             else card_panels() if analysis == "card" else panels_with(analysis)
         )
         for path in paths
+    ] + [
+        f"results/{name}/missing/mnar_check.csv"
+        for name in panels_omitting_missing()
+        if "cbc" in PANELS[name]["analyses"]
     ]
 
 

@@ -10,7 +10,9 @@ Models it serves (the request's ``model``):
   the test items carry: ``<<good|1>>`` / ``<<bad|2>>`` (quality and original index) at the start
   of each output, ``<<item:ID>>`` in the instruction, a ``[zh] `` / ``[cs] `` prefix for
   translated text;
-* any model in ``pointwise``: a 1-5 scorer, score = :meth:`JudgeServer.planted_score`;
+* any model in ``pointwise``: a 1-5 scorer, score = :meth:`JudgeServer.planted_score`
+  (``shared_quality``: the scorers agree on each item; ``unparseable_low``: a scorer fails to
+  answer where its chosen-side score would be low);
 * ``echo``: answers at once with a fixed reply (benchmark).
 
 Every draw is a hash of (model, item, ...), so the same request always gets the same answer and
@@ -78,9 +80,10 @@ class JudgeServer(PlantedJudges):
     def __init__(self, pairwise=None, pointwise=None, faults=None, unparseable=None,
                  retry_after=0.05, slow_seconds=0.2, api_key=None, latency=0.0, batch_delay=0.0,
                  batch_request_delay=0.0, batch_errors=0.0, batch_transient=0.0,
-                 batch_expire=None,
-                 batch_expire_batches=None, batch_malformed=False):
+                 batch_expire=None, batch_expire_batches=None, batch_malformed=False,
+                 shared_quality=False, unparseable_low=None):
         self.pairwise = pairwise or {}
+        self.shared_quality, self.unparseable_low = shared_quality, unparseable_low or {}
         self.pointwise = pointwise or {}
         self.faults = faults or {}
         self.unparseable = unparseable or {}

@@ -26,13 +26,25 @@ def uniform(*parts) -> float:
 
 class PlantedJudges:
     """The answers of :class:`judge_server.JudgeServer`'s models (its ``pairwise``,
-    ``pointwise`` and ``unparseable`` settings)."""
+    ``pointwise``, ``unparseable``, ``shared_quality`` and ``unparseable_low`` settings)."""
+
+    shared_quality = False
+    """Pointwise: the scorers agree on each item's quality (one coin per item, language and
+    side for every model) instead of drawing their own."""
+    unparseable_low: dict = {}
+    """Pointwise: model -> the chance it answers nothing parseable where its chosen-side score
+    is the low one (4, before its offset): a judge that fails where it would score low."""
 
     # --- planted behaviour -------------------------------------------------------------------
     def planted_score(self, model: str, item: str, language: str, side: str) -> int:
         """Chosen: 4 or 5, rejected: 2 or 3, shifted by the model's per-language offset."""
-        base = {"chosen": 4, "rejected": 2}[side] + (uniform(model, item, language, side) < 0.5)
+        base = {"chosen": 4, "rejected": 2}[side] + self._high(model, item, language, side)
         return int(min(5, max(1, base + self.pointwise[model].get(language, 0))))
+
+    def _high(self, model: str, item: str, language: str, side: str) -> bool:
+        """The coin that puts a side's score at the higher of its two values."""
+        who = () if self.shared_quality else (model,)
+        return uniform(*who, item, language, side) < 0.5
 
     def _pairwise(self, model: str, content: str) -> str:
         effects = self.pairwise[model]
@@ -86,6 +98,9 @@ class PlantedJudges:
             language = _LANG.search(content).group(1)
             side = "chosen" if "<<good|" in content else "rejected"
             score = self.planted_score(model, item, language, side)
+            if side == "chosen" and not self._high(model, item, language, side) and uniform(
+                    model, item, language, "low") < self.unparseable_low.get(model, 0.0):
+                return "I would rather not score this."
             return json.dumps({"score": score}) if structured else f"Score: {score}"
         raise KeyError(model)
 

@@ -386,3 +386,24 @@ def test_ledger_cap_holds_across_processes(tmp_path):
     granted = [results.get(timeout=5) for _ in jobs]
     assert sum(granted) == 64 and sum(g > 0 for g in granted) > 1  # the cap, shared
     assert Ledger(tmp_path, "c", 0.5).spent == pytest.approx(0.5)
+
+
+@pytest.mark.slow
+def test_a_judge_failing_where_it_would_score_low_gets_no_stop_unless_accepted(tmp_path):
+    # the scorers agree on each item; scorer_x fails on 8 in 10 items whose chosen side it would
+    # score low: the target is met from round 2, where the check flags scorer_x
+    stop = {"decisions": ["calibrated"], "epsilon": 1.0, "round_items": 20, "min_items": 20}
+    target = "results/pw/collect/stopping.csv"
+    with JudgeServer(pointwise=SCORERS, api_key=SECRET, shared_quality=True,
+                     unparseable_low={"scorer_x": 0.8}) as server:
+        config = stop_config(tmp_path, server.base_url, stop, n_items=60, shards=1)
+        snakemake(tmp_path, config, target)
+        refused = pd.read_csv(tmp_path / target, keep_default_na=False)
+        config["panels"]["pw"]["collect"]["stop"]["accept_informative_missing"] = True
+        snakemake(tmp_path, config, target)
+        accepted = pd.read_csv(tmp_path / target, keep_default_na=False)
+    assert list(refused["informative_missing"].iloc[1:]) == ["scorer_x"] * 2
+    assert not refused["stop"].any() and refused["items"].iloc[-1] == 60
+    assert refused["reason"].iloc[1].startswith("target met but no stop")
+    assert accepted["stop"].iloc[-1] and accepted["items"].iloc[-1] == 40
+    assert "accepted" in accepted["reason"].iloc[-1]

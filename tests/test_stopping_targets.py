@@ -322,3 +322,21 @@ def test_rounds_end_every_round_items_with_the_first_at_min_items():
     assert round_ends(10, 25, 30).tolist() == [10]
     with pytest.raises(ValueError, match="round_items"):
         round_ends(10, 0)
+
+
+def test_the_variance_prior_guards_small_samples_and_fades_after():
+    # one pseudo-observation of the range's variance up to PRIOR_FADE items, then PRIOR_FADE / t
+    weights = targets.prior_items(200)[:, 0]
+    assert weights[:targets.PRIOR_FADE] == pytest.approx(targets.PRIOR_ITEMS)
+    assert weights[199] == pytest.approx(targets.PRIOR_ITEMS * targets.PRIOR_FADE / 200)
+    # a spread far below the range: early the prior dominates the width, late it does not
+    rng = np.random.default_rng(4)
+    scores = np.clip(np.round(3 + rng.normal(0, 0.5, (1500, 3, 4))), 1, 5)
+    with_range = {"beta_halfwidth": 0.1, "score_range": [1, 5], "design_items": 1500}
+    without = {"beta_halfwidth": 0.1, "design_items": 1500}
+    early = [stopping_status(scores[:30], t, LANGS, BBS).max_beta_halfwidth
+             for t in (with_range, without)]
+    late = [stopping_status(scores, t, LANGS, BBS).max_beta_halfwidth
+            for t in (with_range, without)]
+    assert early[0] > 1.5 * early[1]
+    assert late[0] == pytest.approx(late[1], rel=0.005)

@@ -1,14 +1,16 @@
 """A pointwise collection with a stopping target (`collect.stop`): rounds of items in the seeded
-order, each with its whole language x judge block, every judge and shard called at once; after
-each round the confidence sequences decide whether to stop (an endpoint with `batch` gets one
-batch job per round); with `stop.retire` a judge whose every tested pair is settled is not
-called on later items. Rule judge_pointwise_rounds writes
-every call, collect/stopping.csv (one row per round) and the intervals at the stop; rule
+order, each with its whole language x judge block, every judge and shard called at once (an
+endpoint with `batch` gets one batch job per round); after each round the confidence sequences
+decide whether to stop, unless a judge's missing verdicts depend on the item's score (then only
+with `stop.accept_informative_missing`); with `stop.retire` a judge whose every tested pair is
+settled is not called on later items. Rule judge_pointwise_rounds writes every call,
+collect/stopping.csv (one row per round) and the intervals at the stop; rule
 judge_pointwise_pilot collects the first round only (for the plan's forecast)."""
 import logging
 
 import pandas as pd
 
+from polyjudge.analyses.missingness import flagged_judges, informative_missing_check
 from polyjudge.analyses.stopping import collection_target, round_ends, stopping_status
 from polyjudge.analyses.stopping.targets import needed_judges
 from polyjudge.judges import Endpoint, load_prompt, protocols, rounds
@@ -72,7 +74,13 @@ def main(smk):
         table = pd.concat(tables, ignore_index=True)
         scores = rounds.margin_array(table, order[:end], languages, collect["judges"])
         status = stopping_status(scores, target, languages, collect["judges"])
-        rows.append(rounds.round_row(number, end, table, status, active, target))
+        check = smk.config["missing"]
+        flagged = flagged_judges(informative_missing_check(
+            scores, languages, collect["judges"], check["check_alpha"],
+            check["check_permutations"], check["seed"]))
+        status = rounds.guard_informative_missing(status, flagged,
+                                                  stop["accept_informative_missing"])
+        rows.append(rounds.round_row(number, end, table, status, active, target, flagged))
         log.info("round %d: %d items, %d calls, $%.4f, widest beta half-width %s, %d pair(s) "
                  "undecided: %s", number, end, rows[-1]["calls"], rows[-1]["cost_usd"],
                  rounds.halfwidth_text(rows[-1]["max_beta_halfwidth"]),

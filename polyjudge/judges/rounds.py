@@ -13,6 +13,8 @@ every call it made in the cache. Pure: no calls, no statistics (those are in
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -20,7 +22,7 @@ from .protocols import POINTWISE
 
 STOPPING_COLUMNS = ["round", "items", "calls", "calls_made_this_run", "cost_usd",
                     "max_beta_halfwidth", "target_beta_halfwidth", "undecided_pairs",
-                    "undecided", "active_judges", "stop", "reason"]
+                    "undecided", "active_judges", "informative_missing", "stop", "reason"]
 TARGET_KEYS = ("beta_halfwidth", "decisions")
 
 
@@ -114,11 +116,31 @@ def margin_array(calls: pd.DataFrame, ids, languages, judges) -> np.ndarray:
     return values.reshape(len(ids), len(languages), len(judges))
 
 
+def guard_informative_missing(status, flagged: list, accept: bool):
+    """The status (a ``StopStatus``) with its stop refused while a judge's missing verdicts are
+    flagged as depending on the item's score (``flagged``, by
+    ``polyjudge.analyses.missingness.informative_missing_check``), unless the user accepts them
+    (``collect.stop.accept_informative_missing``). The sequences assume cells missing at random
+    (docs/methods.md 10.7); a judge that fails where it would score low biases every quantity
+    it is in, so a stop there would claim a guarantee that does not hold. The collection goes
+    on, and the check is redone on the larger sample after every round."""
+    if not flagged or not status.stop:
+        return status
+    names = ", ".join(map(str, flagged))
+    if accept:
+        return replace(status, reason=f"{status.reason}; accepted although the missing verdicts "
+                       f"of {names} depend on the item's score (accept_informative_missing)")
+    return replace(status, stop=False, reason=(
+        f"target met but no stop: the missing verdicts of {names} depend on the item's score "
+        "(missing/mnar_check: the intervals assume cells missing at random); set "
+        "collect.stop.accept_informative_missing: true to stop anyway"))
+
+
 def round_row(round_number: int, items: int, calls: pd.DataFrame, status, active,
-              target) -> dict:
+              target, flagged=()) -> dict:
     """One row of ``stopping.csv``: what was collected after this round, the judges called on
-    its items (``active``) and what it decided; ``max_beta_halfwidth`` is infinite while a
-    cell has no interval yet."""
+    its items (``active``), the judges whose missing verdicts the check flagged and what it
+    decided; ``max_beta_halfwidth`` is infinite while a cell has no interval yet."""
     done = calls[calls["status"].isin(["ok", "parse_failure"])].drop_duplicates("key")
     undecided = list(status.undecided_pairs)
     return {"round": round_number, "items": items, "calls": len(done),
@@ -127,7 +149,8 @@ def round_row(round_number: int, items: int, calls: pd.DataFrame, status, active
             "max_beta_halfwidth": float(status.max_beta_halfwidth),
             "target_beta_halfwidth": target.beta_halfwidth,
             "undecided_pairs": len(undecided), "undecided": "; ".join(undecided),
-            "active_judges": "; ".join(active), "stop": bool(status.stop), "reason": status.reason}
+            "active_judges": "; ".join(active), "informative_missing": "; ".join(flagged),
+            "stop": bool(status.stop), "reason": status.reason}
 
 
 def halfwidth_text(halfwidth: float) -> str:

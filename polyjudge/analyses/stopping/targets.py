@@ -96,6 +96,10 @@ class StopTarget:
     """The range of the scores (a collection's margins); None: unbounded (asymptotic only)."""
     design_items: int | None
     """Items of the full design (the item table, at most ``max_items``); None: not known."""
+    accept_informative_missing: bool = False
+    """Stop although a judge's missing verdicts depend on the item's score (the workflow's
+    rounds check this, ``polyjudge.judges.rounds.guard_informative_missing``; the sequences
+    themselves do not read it)."""
 
     def __post_init__(self):
         decisions = self.decisions
@@ -111,7 +115,7 @@ class StopTarget:
 API_DEFAULTS = {"beta_halfwidth": None, "decisions": None, "epsilon": None, "level": 0.95,
                 "sequence": "asymptotic", "min_items": 0, "max_items": None, "round_items": 1,
                 "retire": False, "seed": 0, "forecast_from": None, "forecast_orders": 200,
-                "score_range": None, "design_items": None}
+                "score_range": None, "design_items": None, "accept_informative_missing": False}
 """The fields a direct call (:func:`stopping_status`, :func:`~.replay.replay`, ...) may leave
 out. The workflow's defaults are config/config.yaml's ``collection.stop_defaults``, which it
 always passes in full; these equal them but for ``min_items`` 0 and ``round_items`` 1, so that a
@@ -260,6 +264,22 @@ def contrast_range(coefs: np.ndarray, score_range) -> tuple[np.ndarray, np.ndarr
     return pos * lo + neg * hi, pos * hi + neg * lo
 
 
+PRIOR_FADE = 20
+"""Items after which the variance prior's weight fades as ``PRIOR_FADE / t``: it guards the
+small samples (where a few equal contrasts can make the running variance collapse) and no
+longer widens long collections, whose stop it delayed where the spread is far below the range
+(docs/performance.md, the replay). None: a constant weight."""
+
+
+def prior_items(n: int):
+    """Pseudo-observations of the variance prior after each of ``n`` items (time on axis -2):
+    ``PRIOR_ITEMS * min(1, PRIOR_FADE / t)``."""
+    if PRIOR_FADE is None:
+        return PRIOR_ITEMS
+    t = np.arange(1, n + 1, dtype=float)[:, None]
+    return PRIOR_ITEMS * np.minimum(1.0, PRIOR_FADE / t)
+
+
 def sequence_bounds(x: np.ndarray, plan: pd.DataFrame, coefs: np.ndarray, target: StopTarget,
                     points=None, full: bool = True
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -275,7 +295,8 @@ def sequence_bounds(x: np.ndarray, plan: pd.DataFrame, coefs: np.ndarray, target
     if target.sequence == "asymptotic":
         prior = None if lo is None else ((hi - lo) / 2.0) ** 2
         mean, half = sequences.asymptotic_cs(x, alpha, tuning_items(target), prior,
-                                             PRIOR_ITEMS, MIN_INFORMATIVE, small_sample=True)
+                                             prior_items(x.shape[-2]), MIN_INFORMATIVE,
+                                             small_sample=True)
         return mean, mean - half, mean + half
     lower, upper = sequences.betting_cs(x, alpha, lo, hi,
                                         betting_grid(plan, lo, hi, target, points, full))

@@ -129,8 +129,24 @@ def beta_section(res: Results, name: str) -> tuple[dict | None, dict | None]:
     detail = cell_detail(res, name)
     if detail is not None and summary.get("calibrated_outside_range"):
         detail["score_range"] = summary["calibrated_outside_range"]["score_range"]
+    warnings = [w for w in (outside_range(summary), informative_missing_warning(res, name))
+                if w]
     return (_section("beta", "Interaction beta", note, facts, [tab], [heat],
-                     outside_range(summary)), detail)
+                     " ".join(warnings)), detail)
+
+
+def informative_missing_warning(res: Results, name: str) -> str:
+    """One line naming the judges whose missing cells the missingness check flagged."""
+    check = res.csv(f"{name}/missing/mnar_check.csv")
+    if check is None or "flagged" not in check.columns:
+        return ""
+    flagged = check.loc[(check["language"].astype(str) == "all")
+                        & check["flagged"].astype(str).str.lower().eq("true"), "judge"]
+    if flagged.empty:
+        return ""
+    return ("The missing cells of " + ", ".join(map(str, flagged)) + " depend on the item's "
+            "score as the other judges give it (missing/mnar_check.csv): beta and the rankings "
+            "leave them out as if missing at random, and are biased by them.")
 
 
 DETAIL_DECIMALS = 6
