@@ -23,8 +23,9 @@ MEANINGS = {
     "passes": {
         "text": "Ranked: each backbone's mean score over tasks, the share of requirements it "
                 "judged satisfied. A mean score is not checked against any reference answer "
-                "(the judge card does that), so a higher mean is a more lenient judge (the backbone leniency of docs/methods.md), not a more "
-                "accurate one: the first backbone is the most lenient.",
+                "(the judge card does that), so a higher mean is a more lenient judge (the "
+                "backbone leniency of docs/methods.md), not a more accurate one: the first "
+                "backbone is the most lenient.",
         "top": "the highest mean score", "means": "the most lenient judge"},
     "scores": {
         "text": "Ranked: each backbone's mean score over tasks, the judges' own scores. A mean "
