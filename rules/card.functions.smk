@@ -26,4 +26,3 @@ def card_inputs(wildcards):
     if reference:
         inputs["reference"] = data_input(reference["file"])
     return inputs
-

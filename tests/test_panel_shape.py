@@ -5,6 +5,7 @@ band only when the panel says `incomplete_items: drop`; a user's own panels run 
 study unless they list scenarios."""
 import itertools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -206,7 +207,9 @@ def test_every_panel_runs_to_the_end_naming_what_it_skipped(shapes_run):
         assert {a for a in config["panels"][name]["analyses"] if verdict[a]} == skipped
         log = (results / name / "logs" / "ingest.log").read_text()
         for analysis in skipped:
-            assert f"panel '{name}': analysis '{analysis}' skipped: " in log, log
+            # the panel, the run table it was read from, the analysis and why
+            assert re.search(rf"panel '{name}' \(\S+\.csv\): analysis '{analysis}' "
+                             r"skipped: ", log), log
         if skipped:
             assert f"panel '{name}': still runs: " in log
     assert "(t3, bn, j2) with 1" in (results / "missing_repeat" / "logs" / "cmi.log").read_text()

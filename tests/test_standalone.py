@@ -52,6 +52,20 @@ def test_every_json_of_the_reproduction_is_strict_json(readme_reproduction):
     assert anova["undefined"]["table[7].f"].startswith("no F test")
 
 
+@pytest.mark.slow
+def test_the_reproductions_page_says_the_devai_judges_do_not_agree_with_humans(
+        readme_reproduction):
+    card = pd.read_csv(readme_reproduction / "results/devai/card/agreement.csv")
+    kappa = card[(card["measure"] == "cohen_kappa") & (card["versus"] == "reference")]
+    panel = kappa[(kappa["judge"] != "agent_gray_box") & (kappa["language"] != "all languages")]
+    assert len(panel) == 48 and panel["estimate"].abs().max() < 0.06
+    original = kappa[kappa["judge"] == "agent_gray_box"]["estimate"]
+    assert original.iloc[0] == pytest.approx(0.778, abs=0.001)
+    page = (readme_reproduction / "results/index.html").read_text()
+    assert ("in the 48 language x judge cells, every interval at or below 0.20: no judge agrees "
+            "with it beyond chance, so the ranking is one of leniency") in page
+
+
 def sha256(path: Path) -> str:
     import hashlib
     return hashlib.sha256(path.read_bytes()).hexdigest()

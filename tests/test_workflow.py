@@ -174,7 +174,9 @@ def test_small_synthetic_panel_end_to_end_and_params_tracking(tmp_path):
     assert len(pd.read_csv(tmp_path / "results/simulation/summary.csv")) == 1
     ranks = pd.read_csv(tmp_path / "results/simulation/rank_coverage.csv")
     assert list(ranks) == RANK_COVERAGE_COLUMNS
-    assert ranks[["scenario", "ranking"]].values.tolist() == [["tiny", "raw"], ["tiny", "cbc"]]
+    assert ranks[["scenario", "ranking", "interval"]].values.tolist() == [
+        ["tiny", ranking, kind] for ranking in ("raw", "cbc")
+        for kind in ("marginal", "simultaneous")]
     assert (ranks["n_replicates"] == 200).all() and (ranks["n_panels"] == 4).all()
     assert ranks["coverage"].between(0, 1).all()
     assert (ranks["coverage_language"] <= ranks["coverage"]).all()

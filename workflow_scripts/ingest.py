@@ -103,7 +103,7 @@ def provenance(panel, inputs):
     return files, simulated
 
 
-def panel_shape(tensor, name, listed):
+def panel_shape(tensor, name, listed, source):
     """shape.json: the panel's size and, for every analysis, why its shape does not allow it
     (null: it does). Every analysis, not only those listed: the list is read from the config,
     not a param, so adding an analysis does not rerun the ingest (nor make this file stale).
@@ -111,7 +111,8 @@ def panel_shape(tensor, name, listed):
     writes a skipped result naming why (polyjudge.scripting.run_step)."""
     n_runs = tensor.n_runs
     reasons = shape.analysis_reasons(n_runs, tensor.tasks, tensor.languages, tensor.backbones)
-    for line in shape.skipped_summary(name, {a: reasons[a] for a in listed if a in reasons}):
+    for line in shape.skipped_summary(name, {a: reasons[a] for a in listed if a in reasons},
+                                      source):
         log.warning(line)
     return {"panel": name, "n_tasks": len(tensor.tasks), "languages": list(tensor.languages),
             "backbones": list(tensor.backbones),
@@ -150,7 +151,7 @@ def main(smk):
     write_parquet(tensor.to_frame(), smk.output.tensor)
     write_csv(tensor.matrix_frame(tensor.cell_means(), "mean"), smk.output.cell_means)
     write_json(panel_shape(tensor, smk.wildcards.panel,
-                           smk.config["panels"][smk.wildcards.panel]["analyses"]),
+                           smk.config["panels"][smk.wildcards.panel]["analyses"], source),
                smk.output.shape)
     files, simulated = provenance(panel, every)
     write_json({"kind": panel["kind"], "n_runs": stats.n_runs,

@@ -161,7 +161,9 @@ def short_repeats(n_runs: np.ndarray, tasks, languages, backbones) -> str | None
     most = int(n_runs.max(initial=0))
     if most < 2:
         return ("needs repeated runs (frameworks, seeds or epochs) of every task x language x "
-                "backbone cell; this panel has one run per cell")
+                "backbone cell; this panel has one run per cell. If the run table has repeated "
+                "runs, tell them apart by a column named as the framework (columns: "
+                "{framework: <column>}); else drop the analysis from the panel's `analyses`")
     short = np.argwhere(n_runs < most)
     if not len(short):
         return None
@@ -205,10 +207,12 @@ def analysis_reasons(n_runs: np.ndarray, tasks, languages, backbones,
     return reasons
 
 
-def skipped_summary(panel: str, reasons: dict[str, str | None]) -> list[str]:
+def skipped_summary(panel: str, reasons: dict[str, str | None], source=None) -> list[str]:
     """The lines a log shows for a panel's ``reasons`` (:func:`analysis_reasons` of its listed
-    analyses): one per analysis skipped, naming panel and reason, then what still runs."""
-    skipped = [f"panel '{panel}': analysis '{name}' skipped: {reason}"
+    analyses): one per analysis skipped, naming panel (and the run table ``source``) and
+    reason, then what still runs."""
+    read = f" ({source})" if source else ""
+    skipped = [f"panel '{panel}'{read}: analysis '{name}' skipped: {reason}"
                for name, reason in reasons.items() if reason]
     if not skipped:
         return []

@@ -15,7 +15,8 @@ SLIGHT = 0.20
 AGREEMENT_COLUMNS = [
     col("language", type="text"), col("judge", type="text"), col("versus", type="text"),
     col("measure", type="text"), col("estimate"),
-    col("ci", "95% interval", "interval", low="ci_low", high="ci_high"),
+    col("ci", "95% interval (measured coverage 0.92-0.94)", "interval", low="ci_low",
+        high="ci_high"),
     col("n_items", "items", "int"), col("n_clusters", "clusters", "int")]
 TEST_COLUMNS = [
     col("judge", type="text"), col("measure", type="text"), col("lowest", type="text"),
@@ -50,27 +51,26 @@ def card_sentences(res: Results, name: str) -> list[str]:
     cell = "condition" if res.path(f"{name}/judge_ls/accuracy.csv") else "language"
     panel, others = kappa[kappa["judge"].isin(judges)], kappa[~kappa["judge"].isin(judges)]
     n_cells = len(panel)
-    text = (f"Judge card: against the reference labels, Cohen's kappa of the judges ranges from "
-            f"{panel['estimate'].min():.2f} to {panel['estimate'].max():.2f} over the "
-            f"{n_cells} {cell} x judge cells.")
+    text = (f"Judge card: kappa with the reference labels is {panel['estimate'].min():.2f} to "
+            f"{panel['estimate'].max():.2f} in the {n_cells} {cell} x judge cells")
     if n_cells and (panel["ci_high"] <= SLIGHT).all():
-        text += (f" The judges do not agree with the reference beyond chance in any {cell}: "
-                 f"every interval's upper end is at most {SLIGHT:.2f} (slight agreement at "
-                 "most), so their ranking is one of leniency, not of accuracy.")
+        text += (f", every interval at or below {SLIGHT:.2f}: no judge agrees with it beyond "
+                 "chance, so the ranking is one of leniency, not accuracy.")
+    else:
+        text += "."
     for row in others.itertuples():
-        text += (f" For comparison, {row.judge} in {row.language}: kappa {row.estimate:.2f} "
+        text += (f" {row.judge} ({row.language}): {row.estimate:.2f} "
                  f"[{row.ci_low:.2f}, {row.ci_high:.2f}].")
-    sentences = [text]
     tests = res.csv(f"{name}/card/language_tests.csv")
     if tests is not None and len(tests):
         kappa_tests = tests[tests["measure"] == kappa["measure"].iloc[0]]
         kappa_tests = kappa_tests[kappa_tests["judge"].isin(panel["judge"].unique())]
         differs = kappa_tests[kappa_tests["q_value"] < 0.05]
-        sentences.append(
-            f"Agreement with the reference differs between {cell}s (kappa, FDR 0.05) for "
-            f"{len(differs)} of {len(kappa_tests)} judges"
-            + (": " + ", ".join(differs["judge"].astype(str)) + "." if len(differs) else "."))
-    return sentences
+        text += (f" Kappa differs between {cell}s for {len(differs) or 'none'} of the "
+                 f"{len(kappa_tests)} judges (FDR 0.05)"
+                 + (": " + ", ".join(differs["judge"].astype(str)) + "." if len(differs)
+                    else "."))
+    return [text]
 
 
 def card_heatmap(cid: str, kappa: pd.DataFrame) -> dict:

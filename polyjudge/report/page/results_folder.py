@@ -178,15 +178,17 @@ PAIRS_COLUMNS = [col("backbone_i", type="text"), col("backbone_j", type="text"),
                  col("q_value", "q (BH)", "p"), col("reversed", type="bool"),
                  col("significant", type="bool")]
 DECISION_COLUMNS = [col("method", type="text"), col("language", type="text"),
-                    col("accuracy"), col("ci", "interval", "interval", low="ci_low",
-                                         high="ci_high"),
+                    col("accuracy"),
+                    col("ci_low", "Clopper-Pearson low (replicates as independent: not a CI)"),
+                    col("ci_high", "Clopper-Pearson high"),
                     col("n_correct", "correct", "int"), col("n_decisions", "decisions", "int"),
                     col("regret_mean", "mean regret"),
-                    col("regret_ci", "regret interval", "interval", low="regret_ci_low",
-                        high="regret_ci_high")]
+                    col("regret_ci_low", "regret spread 2.5%"),
+                    col("regret_ci_high", "regret spread 97.5%")]
 CMI_COLUMNS = [col("convention", type="text"), col("observed", digits=4),
                col("null_mean", "null mean", digits=4), col("debiased", digits=4),
-               col("band", "band", "interval", 4, "band_low", "band_high"),
+               col("band_low", "null spread 2.5% (not a sampling interval)", digits=4),
+               col("band_high", "null spread 97.5%", digits=4),
                col("p_value", "p", "p"), col("n_strata", "strata", "int"),
                col("n_permutations", "permutations", "int"), col("description", type="text")]
 JUDGE_FILTERS = {"language": ["condition"], "backbone": ["judge"]}
