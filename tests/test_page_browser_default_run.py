@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from polyjudge.report.page.card import card_sentences
 from polyjudge.report.page.results_folder import Results
 from polyjudge.report.page.verdict import judge_ls_verdict
 from page_browser import Opened, browser  # noqa: F401 (browser: a fixture)
@@ -94,8 +95,13 @@ def test_each_panel_s_first_screen_has_the_verdict_and_the_top_sets(browser, rea
             default.page.evaluate("window.scrollTo(0, 0)")
             shown = default.page.eval_on_selector_all("#verdict p:not(.ranked)",
                                                       "ps => ps.map(p => p.textContent)")
-            assert shown == judge_ls_verdict(Results(results), name), name
+            # the judge card's sentence first where the panel has a card (llmbar), then
+            # the Judge-LS verdict
+            card = card_sentences(Results(results), name)
+            assert shown == card + judge_ls_verdict(Results(results), name), name
+            assert len(card) == (name == "llmbar")
             assert "accuracy against" in default.page.text_content("#verdict p.ranked")
+            shown = shown[len(card):]
             assert "most accurate judge" in shown[0] and "Position bias" in shown[2], shown
             box = default.page.locator("#verdict").bounding_box()
             bar = default.page.locator("#panel .filters").bounding_box()
