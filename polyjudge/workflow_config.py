@@ -135,9 +135,10 @@ def analysis_problem(panel: dict, analysis: str) -> str | None:
     if analysis == "judge_ls":
         return None if kind == "pairwise_verdicts" else "needs a pairwise_verdicts panel"
     if analysis == "card":
-        return None if kind == "pairwise_verdicts" or has_requirements(panel) else (
-            "needs requirement-level verdicts or pairwise verdicts (the judge card reads "
-            "them; run scores alone are not carded yet)")
+        return None if kind in ("pairwise_verdicts", "preference_margins") \
+            or has_requirements(panel) else (
+            "needs requirement-level verdicts, preference margins or pairwise verdicts (the "
+            "judge card reads them; run scores alone are not carded yet)")
     if kind not in TENSOR_KINDS:
         return "a pairwise_verdicts panel only supports judge_ls and card"
     if analysis == "external" and kind != "preference_margins":

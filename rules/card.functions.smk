@@ -3,7 +3,7 @@
 
 
 def card_panels():
-    """Panels that list `card`: score panels with requirement verdicts, pairwise panels."""
+    """Panels that list `card`: requirement verdicts, preference margins, pairwise verdicts."""
     return [name for name, panel in PANELS.items() if "card" in panel["analyses"]]
 
 
@@ -21,6 +21,8 @@ def card_inputs(wildcards):
     panel = PANELS[wildcards.panel]
     if panel["kind"] == "pairwise_verdicts":
         return {"choices": f"results/{wildcards.panel}/judge_ls/choices.parquet"}
+    if panel["kind"] == "preference_margins":
+        return {"runs": f"results/{wildcards.panel}/runs.parquet"}
     inputs = {"requirements": f"results/{wildcards.panel}/requirements.parquet"}
     reference = panel.get("reference_labels")
     if reference:

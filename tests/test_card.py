@@ -205,3 +205,18 @@ def test_a_pairwise_panels_card_agrees_with_its_judge_ls_accuracy():
     assert len(both) == len(accuracy) == 65
     assert np.allclose(both["strict_accuracy"], both["estimate"], rtol=0, atol=1e-12)
     assert (both["n"] == both["n_items"]).all()
+
+
+def test_a_preference_panels_card_is_the_accuracy_on_the_chosen_side():
+    # margins chosen - rejected: positive right, zero a tie (wrong), negative wrong; the
+    # reference is one answer for every item, so kappa is undefined and not reported
+    from polyjudge.analyses.card import margin_verdicts
+    runs = pd.DataFrame({"task": ["1", "2", "3", "4"] * 2, "language": ["en"] * 4 + ["zh"] * 4,
+                         "backbone": "j", "score": [2, 1, 0, -1, 1, np.nan, -2, -1]})
+    verdicts, reference = margin_verdicts(runs)
+    assert len(verdicts) == 7 and set(reference) == {1.0}
+    card = judge_card(verdicts, reference, replicates=50, languages=["en", "zh"])
+    against = card.agreement.query("versus == 'reference'").set_index("language")
+    assert set(against["measure"]) == {"percent_agreement"}
+    assert against.loc["en", "estimate"] == 0.5 and against.loc["zh", "estimate"] == 1 / 3
+    assert against.loc[ALL_LANGUAGES, "n_items"] == 7

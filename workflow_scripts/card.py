@@ -3,8 +3,8 @@ import logging
 
 import pandas as pd
 
-from polyjudge.analyses.card import (choice_verdicts, judge_card, reference_labels,
-                                     requirement_verdicts)
+from polyjudge.analyses.card import (choice_verdicts, judge_card, margin_verdicts,
+                                     reference_labels, requirement_verdicts)
 from polyjudge.data import io
 from polyjudge.scripting import run_step, write_csv
 
@@ -20,6 +20,10 @@ def main(smk):
         languages, judges = panel.get("conditions"), None
         log.info("%d pairwise judgments with a usable verdict against their gold answer "
                  "(tie probes left out)", len(verdicts))
+    elif "runs" in smk.input.keys():  # preference margins: is the chosen response preferred?
+        verdicts, reference = margin_verdicts(pd.read_parquet(smk.input.runs))
+        log.info("%d margins: each judge's verdict on the chosen side (1 chosen higher, 0 tie, "
+                 "-1 rejected higher) against the preference labels", len(verdicts))
     else:
         verdicts = requirement_verdicts(io.read_table(smk.input.requirements))
     if panel.get("reference_labels"):
@@ -35,12 +39,13 @@ def main(smk):
                       confidence=settings["confidence"], languages=languages,
                       judges=judges, comparison=comparison)
     rows = card.agreement
-    kappa = rows[(rows["versus"] == "reference") & rows["measure"].str.startswith("cohen_kappa")
-                 & rows["judge"].isin(verdicts["judge"].unique())
-                 & rows["language"].isin(verdicts["language"].unique())]
+    rows = rows[(rows["versus"] == "reference") & rows["judge"].isin(verdicts["judge"].unique())
+                & rows["language"].isin(verdicts["language"].unique())]
+    measure = "percent_agreement" if rows["measure"].nunique() == 1 else "cohen_kappa"
+    kappa = rows[rows["measure"].str.startswith(measure)]
     if len(kappa):
-        log.info("Cohen's kappa of the panel's judges with the reference: %.3f to %.3f over %d "
-                 "language x judge cells", kappa["estimate"].min(), kappa["estimate"].max(),
+        log.info("%s of the panel's judges with the reference: %.3f to %.3f over %d language x "
+                 "judge cells", measure, kappa["estimate"].min(), kappa["estimate"].max(),
                  len(kappa))
     else:
         log.info("no reference labels: the card gives agreement among the judges only")

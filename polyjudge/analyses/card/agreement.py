@@ -145,6 +145,9 @@ def reference_agreement(verdicts: pd.DataFrame, reference: pd.Series, level: str
     n_items = point.sum(axis=(-2, -1))
     n_clusters = (A.sum(axis=(-2, -1)) > 0).sum(axis=0)
     functions = measure_functions(level, coded.values)
+    if truth.nunique() < 2:  # one right answer for every item (a preference's chosen side):
+        # chance-corrected measures are undefined, the share of agreement is the accuracy
+        functions = {"percent_agreement": functions["percent_agreement"]}
     table = pd.DataFrame(_rows(point, reps, names, functions, confidence, n_items, n_clusters))
     per_language = {}
     if reps is not None:

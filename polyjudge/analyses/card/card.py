@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from ...data.errors import InputError
@@ -64,6 +65,19 @@ def choice_verdicts(choices: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
                              "verdict": rows["choice"].astype(str).map(CHOICE_CODES).to_numpy()})
     reference = pd.Series(gold[keep].astype(float).to_numpy(), index=unit.to_numpy())
     return verdicts, reference[~reference.index.duplicated()]
+
+
+def margin_verdicts(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+    """A preference panel's runs (margin = score of the chosen response - score of the
+    rejected one) as verdicts on the chosen side: 1 (the chosen scored higher), 0 (a tie), -1
+    (the rejected higher); the reference of every item is 1. Missing margins are left out."""
+    rows = runs.dropna(subset=["score"])
+    item = rows["task"].astype(str)
+    verdicts = pd.DataFrame({"item": item.to_numpy(), "cluster": item.to_numpy(),
+                             "language": rows["language"].astype(str).to_numpy(),
+                             "judge": rows["backbone"].astype(str).to_numpy(),
+                             "verdict": np.sign(rows["score"].to_numpy(float))})
+    return verdicts, pd.Series(1.0, index=pd.unique(item))
 
 
 def reference_labels(table: pd.DataFrame, settings: dict, source: str

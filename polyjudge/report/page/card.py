@@ -24,13 +24,22 @@ TEST_COLUMNS = [
     col("df", type="int"), col("p_value", "p", "p"), col("q_value", "q (BH)", "p")]
 
 
-def _kappa(agreement: pd.DataFrame) -> pd.DataFrame:
-    """Per-language Cohen's kappa rows against the reference (the panel's judges and any
-    comparison rater)."""
-    measure = "cohen_kappa" if (agreement["measure"] == "cohen_kappa").any() \
-        else "cohen_kappa_quadratic"
-    return agreement[(agreement["versus"] == "reference") & (agreement["measure"] == measure)
-                     & (agreement["language"] != ALL_LANGUAGES)]
+HEADLINES = (("cohen_kappa", "kappa"), ("cohen_kappa_quadratic", "weighted kappa"),
+             ("percent_agreement", "accuracy"))
+"""The measure a card leads with, and its name: kappa, or the share of agreement where the
+reference is one answer for every item (a preference's chosen side: kappa is undefined)."""
+
+
+def headline(agreement: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Per-language rows against the reference of the card's lead measure (the panel's judges
+    and any comparison rater), and the measure's name."""
+    against = agreement[(agreement["versus"] == "reference")
+                        & (agreement["language"] != ALL_LANGUAGES)]
+    for measure, label in HEADLINES:
+        rows = against[against["measure"] == measure]
+        if len(rows):
+            return rows, label
+    return against, "kappa"
 
 
 def card_sentences(res: Results, name: str) -> list[str]:
@@ -39,7 +48,7 @@ def card_sentences(res: Results, name: str) -> list[str]:
     agreement = res.csv(f"{name}/card/agreement.csv")
     if agreement is None:
         return []
-    kappa = _kappa(agreement)
+    kappa, label = headline(agreement)
     if kappa.empty:
         return ["Judge card: the panel has no reference labels, so whether its judges are right "
                 "is not measured; the card shows how far they agree with each other."]
@@ -51,9 +60,12 @@ def card_sentences(res: Results, name: str) -> list[str]:
     cell = "condition" if res.path(f"{name}/judge_ls/accuracy.csv") else "language"
     panel, others = kappa[kappa["judge"].isin(judges)], kappa[~kappa["judge"].isin(judges)]
     n_cells = len(panel)
-    text = (f"Judge card: kappa with the reference labels is {panel['estimate'].min():.2f} to "
+    what = (f"{label} with the reference labels" if label != "accuracy" else
+            "accuracy against the reference labels (the share of items the judge gets right; "
+            "a tie counts as wrong)")
+    text = (f"Judge card: {what} is {panel['estimate'].min():.2f} to "
             f"{panel['estimate'].max():.2f} in the {n_cells} {cell} x judge cells")
-    if n_cells and (panel["ci_high"] <= SLIGHT).all():
+    if label != "accuracy" and n_cells and (panel["ci_high"] <= SLIGHT).all():
         text += (f", every interval at or below {SLIGHT:.2f}: no judge agrees with it beyond "
                  "chance, so the ranking is one of leniency, not accuracy.")
     else:
@@ -66,21 +78,22 @@ def card_sentences(res: Results, name: str) -> list[str]:
         kappa_tests = tests[tests["measure"] == kappa["measure"].iloc[0]]
         kappa_tests = kappa_tests[kappa_tests["judge"].isin(panel["judge"].unique())]
         differs = kappa_tests[kappa_tests["q_value"] < 0.05]
-        text += (f" Kappa differs between {cell}s for {len(differs) or 'none'} of the "
-                 f"{len(kappa_tests)} judges (FDR 0.05)"
+        text += (f" {label[0].upper() + label[1:]} differs between {cell}s for "
+                 f"{len(differs) or 'none'} of the {len(kappa_tests)} judges (FDR 0.05)"
                  + (": " + ", ".join(differs["judge"].astype(str)) + "." if len(differs)
                     else "."))
     return [text]
 
 
-def card_heatmap(cid: str, kappa: pd.DataFrame) -> dict:
-    """Kappa with the reference as a judge x language heatmap on a fixed -1..1 scale; the
-    tooltip carries the interval and the items."""
+def card_heatmap(cid: str, kappa: pd.DataFrame, label: str = "kappa") -> dict:
+    """The lead measure against the reference (:func:`headline`) as a judge x language heatmap
+    on a fixed scale (-1..1 for kappa, 0..1 for accuracy); the tooltip carries the interval
+    and the items."""
     data = _records(kappa, ["language", "judge", "estimate", "ci_low", "ci_high", "n_items"])
     for row in data:
         row["language"], row["judge"] = str(row["language"]), str(row["judge"])
     tooltip = [{"field": "language"}, {"field": "judge"},
-               {"field": "estimate", "type": "quantitative", "format": ".3f", "title": "kappa"},
+               {"field": "estimate", "type": "quantitative", "format": ".3f", "title": label},
                {"field": "ci_low", "type": "quantitative", "format": ".3f",
                 "title": "interval low"},
                {"field": "ci_high", "type": "quantitative", "format": ".3f",
@@ -92,13 +105,17 @@ def card_heatmap(cid: str, kappa: pd.DataFrame) -> dict:
                       "title": None, "axis": {"labelLimit": 400}}}
     spec = _spec({"encoding": encoding, "layer": [
         {"mark": "rect", "encoding": {
-            "color": {"field": "estimate", "type": "quantitative", "title": "kappa",
-                      "scale": {"scheme": "blueorange", "domain": [-1, 1], "domainMid": 0}},
+            "color": {"field": "estimate", "type": "quantitative", "title": label,
+                      "scale": ({"scheme": "blueorange", "domain": [-1, 1], "domainMid": 0}
+                                if label != "accuracy" else
+                                {"scheme": "blues", "domain": [0, 1]})},
             "tooltip": tooltip}},
         {"mark": {"type": "text", "fontSize": 10},
          "encoding": {"text": {"field": "estimate", "type": "quantitative", "format": ".2f"}}}],
         "width": {"step": 64}, "height": {"step": 26}}, data)
-    return _chart(cid, "Cohen's kappa with the reference, by language and judge", spec)
+    title = ("Cohen's kappa with the reference" if label != "accuracy"
+             else "Accuracy against the reference")
+    return _chart(cid, f"{title}, by language and judge", spec)
 
 
 def card_section(res: Results, name: str) -> dict | None:
@@ -115,8 +132,8 @@ def card_section(res: Results, name: str) -> dict | None:
         tables.append(table(f"{name}.card_tests", "Does agreement differ between languages?",
                             f"{name}/card/language_tests.csv", tests, TEST_COLUMNS, POOLED,
                             {"backbone": ["judge"]}))
-    kappa = _kappa(agreement)
-    charts_ = [card_heatmap(f"{name}.card_heatmap", kappa)] if len(kappa) else []
+    kappa, label = headline(agreement)
+    charts_ = [card_heatmap(f"{name}.card_heatmap", kappa, label)] if len(kappa) else []
     note = ("Is each judge right, in each language? Agreement with the panel's reference labels "
             "(versus = reference: percent agreement, Cohen's kappa, Gwet's AC1, Krippendorff's "
             "alpha) and among the judges (versus = panel: Krippendorff's alpha and Fleiss' "
