@@ -3,7 +3,7 @@ import logging
 
 import pandas as pd
 
-from polyjudge.analyses.card import (choice_verdicts, judge_card, margin_verdicts,
+from polyjudge.analyses.card import (choice_verdicts, headline, judge_card, margin_verdicts,
                                      reference_labels, requirement_verdicts)
 from polyjudge.data import io
 from polyjudge.scripting import run_step, write_csv
@@ -38,15 +38,11 @@ def main(smk):
                       replicates=settings["replicates"], seed=settings["seed"],
                       confidence=settings["confidence"], languages=languages,
                       judges=judges, comparison=comparison)
-    rows = card.agreement
-    rows = rows[(rows["versus"] == "reference") & rows["judge"].isin(verdicts["judge"].unique())
-                & rows["language"].isin(verdicts["language"].unique())]
-    measure = "percent_agreement" if rows["measure"].nunique() == 1 else "cohen_kappa"
-    kappa = rows[rows["measure"].str.startswith(measure)]
-    if len(kappa):
+    rows, label = headline(card.agreement)
+    rows = rows[rows["judge"].isin(verdicts["judge"].unique())]  # the panel's own judges
+    if len(rows):
         log.info("%s of the panel's judges with the reference: %.3f to %.3f over %d language x "
-                 "judge cells", measure, kappa["estimate"].min(), kappa["estimate"].max(),
-                 len(kappa))
+                 "judge cells", label, rows["estimate"].min(), rows["estimate"].max(), len(rows))
     else:
         log.info("no reference labels: the card gives agreement among the judges only")
     write_csv(card.agreement, smk.output.agreement)

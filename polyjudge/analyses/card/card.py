@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 from ...data.errors import InputError
-from .agreement import TEST_COLUMNS, language_tests, panel_agreement, reference_agreement
+from .agreement import (ALL_LANGUAGES, TEST_COLUMNS, language_tests, panel_agreement,
+                        reference_agreement)
 
 COLUMNS = ["language", "judge", "versus", "measure", "estimate", "ci_low", "ci_high",
            "n_items", "n_clusters"]
@@ -141,3 +142,21 @@ def judge_card(verdicts: pd.DataFrame, reference: pd.Series | None = None,
     tests = tests[tests["df"] > 0].reset_index(drop=True)
     agreement = pd.concat([with_reference, among], ignore_index=True)[COLUMNS]
     return JudgeCard(agreement, tests, True)
+
+
+HEADLINES = (("cohen_kappa", "kappa"), ("cohen_kappa_quadratic", "weighted kappa"),
+             ("percent_agreement", "accuracy"))
+"""The measure a card leads with, and its name: kappa, or the share of agreement where the
+reference is one answer for every item (a preference's chosen side: kappa is undefined)."""
+
+
+def headline(agreement: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Per-language rows against the reference of the card's lead measure (the panel's judges
+    and any comparison rater), and the measure's name."""
+    against = agreement[(agreement["versus"] == "reference")
+                        & (agreement["language"] != ALL_LANGUAGES)]
+    for measure, label in HEADLINES:
+        rows = against[against["measure"] == measure]
+        if len(rows):
+            return rows, label
+    return against, "kappa"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...analyses.card import ALL_LANGUAGES
+from ...analyses.card import headline
 from .charts import _chart, _order, _spec
 from .results_folder import PER_LANGUAGE, POOLED, Results, _records, col, table
 
@@ -22,24 +22,6 @@ TEST_COLUMNS = [
     col("judge", type="text"), col("measure", type="text"), col("lowest", type="text"),
     col("highest", type="text"), col("range"), col("statistic", "Wald statistic"),
     col("df", type="int"), col("p_value", "p", "p"), col("q_value", "q (BH)", "p")]
-
-
-HEADLINES = (("cohen_kappa", "kappa"), ("cohen_kappa_quadratic", "weighted kappa"),
-             ("percent_agreement", "accuracy"))
-"""The measure a card leads with, and its name: kappa, or the share of agreement where the
-reference is one answer for every item (a preference's chosen side: kappa is undefined)."""
-
-
-def headline(agreement: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """Per-language rows against the reference of the card's lead measure (the panel's judges
-    and any comparison rater), and the measure's name."""
-    against = agreement[(agreement["versus"] == "reference")
-                        & (agreement["language"] != ALL_LANGUAGES)]
-    for measure, label in HEADLINES:
-        rows = against[against["measure"] == measure]
-        if len(rows):
-            return rows, label
-    return against, "kappa"
 
 
 def card_sentences(res: Results, name: str) -> list[str]:
@@ -86,9 +68,9 @@ def card_sentences(res: Results, name: str) -> list[str]:
 
 
 def card_heatmap(cid: str, kappa: pd.DataFrame, label: str = "kappa") -> dict:
-    """The lead measure against the reference (:func:`headline`) as a judge x language heatmap
-    on a fixed scale (-1..1 for kappa, 0..1 for accuracy); the tooltip carries the interval
-    and the items."""
+    """The lead measure against the reference (:func:`polyjudge.analyses.card.headline`) as a
+    judge x language heatmap on a fixed scale (-1..1 for kappa, 0..1 for accuracy); the
+    tooltip carries the interval and the items."""
     data = _records(kappa, ["language", "judge", "estimate", "ci_low", "ci_high", "n_items"])
     for row in data:
         row["language"], row["judge"] = str(row["language"]), str(row["judge"])

@@ -11,11 +11,11 @@ by the template and set as text by the page's script.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pandas as pd
 
+from ...data.jsonfile import json_ready
 from ...data.shape import SKIPPED, is_skipped
 
 PER_LANGUAGE, POOLED = "per language", "pooled over languages"
@@ -34,13 +34,10 @@ def col(key, label=None, type="num", digits=3, low=None, high=None, missing=None
 
 
 def _plain(value):
-    """A cell for JSON: NaN, infinities and missing as None, numpy scalars as Python values
-    (what an empty cell means is the column's ``missing`` text or the table's note)."""
-    if hasattr(value, "item"):
-        value = value.item()
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return None
-    return value
+    """A cell for JSON: NaN, infinities and missing as None, numpy scalars as Python values,
+    as every JSON file is written (:func:`polyjudge.data.jsonfile.json_ready`); what an empty
+    cell means is the column's ``missing`` text or the table's note."""
+    return json_ready(value)[0]
 
 
 def _records(frame: pd.DataFrame, keys) -> list[dict]:
