@@ -435,3 +435,4 @@ def test_workflow_stops_on_a_bad_source_and_leaves_no_output(bad_runs, problem):
                  "inputs.json"):
         assert not (results / name).exists(), name
     assert not list(results.rglob("*.parquet")) and not (results / "cbc").exists()
+

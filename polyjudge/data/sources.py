@@ -10,7 +10,10 @@ A panel's ``runs``, ``requirements`` or ``verdicts`` (and :func:`read_runs`' ``s
   optionally ``format: csv | parquet | jsonl | json`` when the suffix does not tell and
   ``path_fields: check | path | record`` (a field the path gives that the records hold too:
   :mod:`polyjudge.data.path_fields`); ``path`` may be left out with a template (the template
-  with ``*`` for its fields is the glob);
+  with ``*`` for its fields is the glob); ``constants: {language: bn}`` sets a field for every
+  row, as a path field that every file gives alike;
+* a mapping whose ``format`` names another evaluation tool (``alpaca_eval``, ...), read by that
+  tool's reader (:mod:`polyjudge.data.tools`);
 * a mapping with ``inspect`` (Inspect AI logs: :mod:`polyjudge.data.inspect_logs`).
 
 Files are read in sorted order, each in batches (CSV and Parquet as
@@ -41,8 +44,9 @@ from .streaming import BATCH_ROWS, iter_table, scan_runs
 from .streaming.checks import SOURCE_CAPTION
 from .streaming.codes import stripped_labels
 from .streaming.json_batches import iter_json_array, iter_json_lines, record_lines
+from .tools import READERS, is_tool, options_of, read_tool
 
-SOURCE_KEYS = ("path", "template", "partitioning", "format", "path_fields")
+SOURCE_KEYS = ("path", "template", "partitioning", "format", "path_fields", "constants")
 FORMATS = ("csv", "parquet", "jsonl", "json")
 SUFFIXES = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet",
             ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json"}
@@ -65,7 +69,13 @@ def is_inspect(value) -> bool:
 
 def spec_of(value) -> dict:
     """A source as ``{path: [patterns], template, partitioning, format}`` (checked)."""
-    if isinstance(value, Mapping):
+    if is_tool(value):
+        options_of(value)  # names unknown keys
+        spec = {key: value[key] for key in ("path", "format", "constants") if key in value}
+        if not spec.get("path"):
+            raise InputError(dict(value), f"a `format: {value['format']}` source without `path`",
+                             "path: the file or folder the tool wrote")
+    elif isinstance(value, Mapping):
         unknown = [key for key in value if key not in SOURCE_KEYS]
         if unknown:
             raise InputError(dict(value), f"unknown key(s) {unknown} in a table source",
@@ -86,16 +96,35 @@ def spec_of(value) -> dict:
     if spec.get("partitioning") and spec.get("template"):
         raise InputError(spec["path"], "both a template and Hive partitioning",
                          "one way to take fields from the paths")
-    if spec.get("format") not in (None, *FORMATS):
-        raise InputError(spec["path"], f"format {spec['format']!r}", f"one of {list(FORMATS)}")
+    if spec.get("format") not in (None, *FORMATS, *READERS):
+        raise InputError(spec["path"], f"format {spec['format']!r}",
+                         f"one of {list(FORMATS)}, or a tool: {sorted(READERS)}")
+    _check_constants(spec)
     if spec.get("path_fields") not in (None, *POLICIES):
         raise InputError(spec["path"], f"path_fields {spec['path_fields']!r}",
                          f"one of {list(POLICIES)}: what to do where a record holds a field its "
                          "path gives too (check that both agree, or trust one side)")
-    if spec.get("path_fields") and not (spec.get("template") or spec.get("partitioning")):
+    if spec.get("path_fields") and not (spec.get("template") or spec.get("partitioning")
+                                        or spec.get("constants")):
         raise InputError(spec["path"], "path_fields without fields from the paths",
-                         "a template or `partitioning: hive` beside path_fields")
+                         "a template, `partitioning: hive` or `constants` beside path_fields")
     return spec
+
+
+def _check_constants(spec: dict) -> None:
+    constants = spec.get("constants")
+    if constants is None:
+        return
+    if not isinstance(constants, Mapping) or not all(
+            isinstance(v, (str, int, float)) and not isinstance(v, bool)
+            for v in constants.values()):
+        raise InputError(spec["path"], f"constants {constants!r}",
+                         "a mapping of field to one value, e.g. `constants: {language: bn}`")
+    pattern = spec.get("template") or ""
+    twice = [name for name in constants if "{" + str(name) + "}" in pattern]
+    if twice:
+        raise InputError(spec["path"], f"{twice} given by both `constants` and the template",
+                         "one of the two for each field")
 
 
 def describe(value) -> str:
@@ -109,6 +138,8 @@ def describe(value) -> str:
         text += f" (template {spec['template']})"
     if spec.get("partitioning"):
         text += f" ({spec['partitioning']} partitioning)"
+    if is_tool(value):
+        text += f" (written by {value['format']})"
     return text
 
 
@@ -184,6 +215,9 @@ class SourceReader:
         self.spans: list[tuple[int, int, Path, str]] = []
 
     def _path_fields(self, path: Path) -> dict:
+        return {**(self.spec.get("constants") or {}), **self._from_path(path)}
+
+    def _from_path(self, path: Path) -> dict:
         template = self.spec.get("template")
         if template:
             found = template_fields(template, path)
@@ -233,7 +267,8 @@ class SourceReader:
         from_path = {self.rename.get(name, name): value for name, value in found.items()}
         in_path = {self.rename.get(name, name): name for name in found}  # as the path names it
         how = (f"the template '{self.spec['template']}'" if self.spec.get("template")
-               else "its key=value folders")
+               else "its key=value folders" if self.spec.get("partitioning")
+               else "the source's `constants`")
         fields = PathFields(path, kind, from_path, in_path, self.mapping,
                             self.spec.get("path_fields") or "check", how)
         if kind in ("csv", "parquet"):
@@ -337,6 +372,9 @@ def read_source(value, files, mapping: dict | None = None, *, fields=RUN_FIELDS,
     if is_inspect(value):
         from .inspect_logs import read_inspect_logs
         return read_inspect_logs(**{**value, "inspect": list(files), **options}, missing=missing)
+    if is_tool(value):
+        return read_tool(value, [files] if isinstance(files, (str, Path)) else files,
+                         table=options.get("table") or "runs", missing=missing)
     if isinstance(files, (str, Path)) and is_single_file(files):
         return io.read_table(files, mapping=mapping, text=text)
     nullable = ("score",) if missing == "omit" else ()
@@ -348,7 +386,7 @@ def scan_source(value, files, mapping: dict | None = None, *, score_range=(0.0, 
                 missing: str = "error", runs_out=None, batch_rows: int = BATCH_ROWS):
     """Stream a run-table source through the checks:
     :class:`~polyjudge.data.streaming.RunStats`."""
-    if is_inspect(value):
+    if is_inspect(value) or is_tool(value):
         frame = read_source(value, files, mapping, missing=missing, table="runs")
         frame = frame.reset_index(drop=True)
         return scan_runs(lambda: [frame], describe(value), score_range, missing, runs_out)
