@@ -17,7 +17,7 @@ import pandas as pd
 
 from polyjudge.analyses import extension
 from polyjudge.cbc import estimator
-from polyjudge.data import io, shape, sources, streaming
+from polyjudge.data import factors, io, shape, sources, streaming
 from polyjudge.data.checksums import input_files
 from polyjudge.data.errors import InputError
 from polyjudge.judges.diagnosis import missing_scores_note
@@ -103,21 +103,25 @@ def provenance(panel, inputs):
     return files, simulated
 
 
-def panel_shape(tensor, name, listed, source):
+def panel_shape(tensor, frameworks, name, listed, source):
     """shape.json: the panel's size and, for every analysis, why its shape does not allow it
     (null: it does). Every analysis, not only those listed: the list is read from the config,
     not a param, so adding an analysis does not rerun the ingest (nor make this file stale).
     The analyses listed that cannot run are logged here, with what still runs; each also
-    writes a skipped result naming why (polyjudge.scripting.run_step)."""
+    writes a skipped result naming why (polyjudge.scripting.run_step). So is what the listed
+    analyses do with the factors beyond language x judge (frameworks, strata)."""
     n_runs = tensor.n_runs
     reasons = shape.analysis_reasons(n_runs, tensor.tasks, tensor.languages, tensor.backbones)
     for line in shape.skipped_summary(name, {a: reasons[a] for a in listed if a in reasons},
                                       source):
         log.warning(line)
+    uses = factors.factor_uses(frameworks, tensor.strata)
+    for line in factors.factor_lines(name, uses, listed):
+        log.info(line)
     return {"panel": name, "n_tasks": len(tensor.tasks), "languages": list(tensor.languages),
             "backbones": list(tensor.backbones),
             "runs_per_cell": {"fewest": int(np.min(n_runs)), "most": int(np.max(n_runs))},
-            "analyses": reasons}
+            "analyses": reasons, "factors": uses}
 
 
 def main(smk):
@@ -150,7 +154,7 @@ def main(smk):
     model = stats.model_stats()
     write_parquet(tensor.to_frame(), smk.output.tensor)
     write_csv(tensor.matrix_frame(tensor.cell_means(), "mean"), smk.output.cell_means)
-    write_json(panel_shape(tensor, smk.wildcards.panel,
+    write_json(panel_shape(tensor, stats.labels["framework"], smk.wildcards.panel,
                            smk.config["panels"][smk.wildcards.panel]["analyses"], source),
                smk.output.shape)
     files, simulated = provenance(panel, every)

@@ -73,7 +73,24 @@ def ranked_quantity(res: Results, name: str) -> dict | None:
            "synthetic": "planted"}.get(kind)
     if kind == "judge_runs":
         key = "passes" if "requirements" in files else "scores"
-    return None if key is None else {"kind": key, **MEANINGS[key]}
+    if key is None:
+        return None
+    meaning = {"kind": key, **MEANINGS[key]}
+    meaning["text"] = " ".join(filter(None, [meaning["text"], pooled_factors(res, name)]))
+    return meaning
+
+
+def pooled_factors(res: Results, name: str) -> str:
+    """What the ranking pools over, from ``shape.json``'s factors: the runs of a cell (repeats
+    or judged systems) and the task strata; empty when the panel has neither."""
+    found = (res.json(f"{name}/shape.json") or {}).get("factors") or {}
+    parts = []
+    if "framework" in found:
+        parts.append(f"averages each cell's runs over {found['framework']['values']} "
+                     "frameworks (repeats, or the systems judged)")
+    if "stratum" in found:
+        parts.append(f"pools {found['stratum']['values']} task strata")
+    return f"The ranking {' and '.join(parts)}." if parts else ""
 
 
 def names(items: list[str]) -> str:
