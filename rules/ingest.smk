@@ -61,6 +61,7 @@ rule ingest:
         runtime=scaled(20, 1),
     params:
         panel=panel_config,
+        data_dir=str(DATA_DIR),
     script:
         "../workflow_scripts/ingest.py"
 
@@ -79,5 +80,6 @@ rule requirements:
         runtime=30,
     params:
         panel=panel_config,
+        data_dir=str(DATA_DIR),
     script:
         "../workflow_scripts/requirements.py"

@@ -51,6 +51,7 @@ rule judge_ls:
         runtime=20,
     params:
         panel=panel_config,
+        data_dir=str(DATA_DIR),
         settings=config["judge_ls"],
     script:
         "../workflow_scripts/judge_ls.py"

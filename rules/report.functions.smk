@@ -164,6 +164,7 @@ PAGE_FILES = {
         "tensor.parquet",
         "cbc/calibrated_tensor.parquet",
         "inputs.json",
+        "shape.json",
     ],
     "bands": ["cbc/bands.csv", "cbc/bands.json"],
     "heldout": ["heldout/tau.csv", "heldout/paired.csv"],

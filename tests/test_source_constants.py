@@ -12,18 +12,26 @@ def test_constants_set_the_language_of_files_that_do_not_hold_it(tmp_path):
     for language, part in frame.groupby("language"):
         for backbone, rows in part.groupby("backbone"):
             write_jsonl(tmp_path / language / f"{backbone}.jsonl", rows)
-    sources_ = [{"template": f"{language}/{{backbone}}.jsonl", "constants": {"language": language}}
-                for language in ("bn", "en")]
-    runs = pd.concat([polyjudge.read_runs(s, JSON_COLUMNS, base_dir=tmp_path) for s in sources_])
-    assert set(runs["language"]) == {"bn", "en"}
-    assert_same_panel(runs.reset_index(drop=True), one_csv(tmp_path, frame))
+    several = [{"template": f"{language}/{{backbone}}.jsonl", "constants": {"language": language}}
+               for language in ("bn", "en")]  # a list of sources: one table
+    runs = polyjudge.read_runs(several, JSON_COLUMNS, base_dir=tmp_path)
+    assert set(runs["language"]) == {"bn", "en"} and len(runs) == len(frame)
+    assert_same_panel(runs, one_csv(tmp_path, frame))
+
+
+def test_a_file_named_by_two_sources_of_a_list_is_refused(tmp_path):
+    write_jsonl(tmp_path / "en" / "gpt.jsonl", runs_table(languages=("en",), backbones=("gpt",)))
+    several = [{"path": "en", "constants": {"language": "en"}},
+               {"path": "en/*.jsonl", "constants": {"language": "bn"}}]
+    message = error_of(polyjudge.read_runs, several, JSON_COLUMNS, base_dir=tmp_path)
+    assert "gpt.jsonl" in message and "sources 1 and 2" in message
 
 
 def test_a_constant_that_the_records_contradict_names_file_and_value(tmp_path):
     frame = runs_table(languages=("en",))
     write_jsonl(tmp_path / "runs.jsonl", frame, keys=("language", "backbone"))
-    message = error_of(polyjudge.read_runs, {"path": "runs.jsonl", "constants": {"language": "bn"}},
-                       JSON_COLUMNS, base_dir=tmp_path)
+    source = {"path": "runs.jsonl", "constants": {"language": "bn"}}
+    message = error_of(polyjudge.read_runs, source, JSON_COLUMNS, base_dir=tmp_path)
     assert "runs.jsonl" in message and "constants" in message and "en" in message
 
 

@@ -34,7 +34,7 @@ def source_of(panel, inputs, name):
     return value, files, files if isinstance(files, str) else sources.describe(value)
 
 
-def runs_in_memory(panel, inputs):
+def runs_in_memory(panel, inputs, data_dir=None):
     """Run table of a panel built from requirement verdicts or preference files, and its source."""
     if panel["kind"] == "preference_margins":
         return io.load_preference_margins(inputs, source_dir="."), ", ".join(inputs.values())
@@ -42,9 +42,11 @@ def runs_in_memory(panel, inputs):
     runs = None
     if "runs" in inputs:
         value, files, runs_source = source_of(panel, inputs, "runs")
-        runs = sources.read_source(value, files, columns, missing=panel["missing"], table="runs")
+        runs = sources.read_source(value, files, columns, missing=panel["missing"], table="runs",
+                                   base_dir=data_dir)
     value, files, source = source_of(panel, inputs, "requirements")
-    table = sources.read_source(value, files, columns, fields=sources.REQUIREMENT_FIELDS)
+    table = sources.read_source(value, files, columns, fields=sources.REQUIREMENT_FIELDS,
+                                base_dir=data_dir)
     recomputed = io.runs_from_requirements(table, source, columns)
     log.info("recomputed %d run scores from %d requirement verdicts", len(recomputed), len(table))
     if runs is None:
@@ -56,16 +58,16 @@ def runs_in_memory(panel, inputs):
     return runs, runs_source
 
 
-def extended_runs(panel, inputs):
+def extended_runs(panel, inputs, data_dir=None):
     """The base panel's validated runs plus the new judges' (checked alone first, so an error
     names their file and rows), and the axis orders: the base's, new backbones last."""
     own = {k: v for k, v in inputs.items() if k in ("runs", "requirements")}
     if set(own) == {"runs"}:
         value, files, source = source_of(panel, own, "runs")
         new = sources.read_source(value, files, panel.get("columns") or {},
-                                  missing=panel["missing"], table="runs")
+                                  missing=panel["missing"], table="runs", base_dir=data_dir)
     else:
-        new, source = runs_in_memory(panel, own)
+        new, source = runs_in_memory(panel, own, data_dir)
     new = io.validate_runs(new, source, panel["score_range"], panel["missing"],
                            mapping=panel.get("columns") or {})
     base = io.read_table(inputs["base_runs"])
@@ -134,13 +136,14 @@ def main(smk):
     # the user's column names, which messages name (a judge_runs panel's own tables)
     mapping = (panel.get("columns") or {}) if panel["kind"] == "judge_runs" else None
     if panel.get("extends"):
-        runs, source, languages, backbones = extended_runs(panel, inputs)
+        runs, source, languages, backbones = extended_runs(panel, inputs, smk.params.data_dir)
         stats = streaming.scan_runs(lambda: [runs], source, **checks, mapping=mapping)
     elif panel["kind"] != "preference_margins" and set(inputs) == {"runs"}:
         value, files, source = source_of(panel, inputs, "runs")
-        stats = sources.scan_source(value, files, panel.get("columns") or {}, **checks)
+        stats = sources.scan_source(value, files, panel.get("columns") or {}, **checks,
+                                    base_dir=smk.params.data_dir)
     else:
-        runs, source = runs_in_memory(panel, inputs)
+        runs, source = runs_in_memory(panel, inputs, smk.params.data_dir)
         stats = streaming.scan_runs(lambda: [runs.reset_index(drop=True)], source, **checks,
                                     mapping=mapping)
     try:

@@ -21,7 +21,7 @@ def load_verdicts(smk, panel):
     frame = sources.read_source(value, smk.input.verdicts, panel["columns"],
                                 fields=sources.VERDICT_FIELDS, missing=panel["missing"],
                                 text=("item", "subset", "judge", "condition", "order"),
-                                table="verdicts")
+                                table="verdicts", base_dir=smk.params.data_dir)
     return frame, {}
 
 

@@ -11,7 +11,7 @@ def main(smk):
     panel, files = smk.params.panel, smk.input.requirements
     value = panel["requirements"] if panel["kind"] == "judge_runs" else files
     table = sources.read_source(value, files, panel.get("columns"),
-                                fields=sources.REQUIREMENT_FIELDS)
+                                fields=sources.REQUIREMENT_FIELDS, base_dir=smk.params.data_dir)
     source = files if isinstance(files, str) else sources.describe(value)
     # validates keys, duplicates and 0/1 verdicts, naming the user's columns
     io.runs_from_requirements(table, source, panel.get("columns") or {})

@@ -132,10 +132,21 @@ def _strict_alternatives(schema: dict, root: dict) -> bool:
     """Is every object form of an ``anyOf`` / ``oneOf`` strict (a table source written as a
     mapping: path and template keys, or an Inspect source)? Then a key none of them declares is
     a typo, named here rather than by the validator's "'runs' was unexpected"."""
-    forms = [_resolve(branch, root) for branch in
-             list(schema.get("anyOf", ())) + list(schema.get("oneOf", ()))]
-    objects = [form for form in forms if form.get("type") == "object" or "properties" in form]
+    objects = _object_forms(schema, root)
     return bool(objects) and all(form.get("additionalProperties") is False for form in objects)
+
+
+def _object_forms(schema: dict, root: dict) -> list[dict]:
+    """The object forms among a schema's alternatives, through nested ``anyOf`` / ``oneOf``
+    (a table source: one mapping, or a list of them)."""
+    forms = []
+    for branch in list(schema.get("anyOf", ())) + list(schema.get("oneOf", ())):
+        form = _resolve(branch, root)
+        if form.get("type") == "object" or "properties" in form:
+            forms.append(form)
+        elif "type" not in form:
+            forms += _object_forms(form, root)
+    return forms
 
 
 def _hint(word, choices, what: str = "one of") -> str:

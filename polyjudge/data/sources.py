@@ -14,7 +14,10 @@ A panel's ``runs``, ``requirements`` or ``verdicts`` (and :func:`read_runs`' ``s
   row, as a path field that every file gives alike;
 * a mapping whose ``format`` names another evaluation tool (``alpaca_eval``, ...), read by that
   tool's reader (:mod:`polyjudge.data.tools`);
-* a mapping with ``inspect`` (Inspect AI logs: :mod:`polyjudge.data.inspect_logs`).
+* a mapping with ``inspect`` (Inspect AI logs: :mod:`polyjudge.data.inspect_logs`);
+* a list holding mappings: several sources read as one table, in order (one file per language
+  from a tool, each with its ``constants``); each entry is a source of its own, and a file
+  named by two entries is refused.
 
 Files are read in sorted order, each in batches (CSV and Parquet as
 :func:`polyjudge.data.streaming.iter_table` reads them; JSON Lines and JSON by
@@ -27,7 +30,6 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -39,18 +41,15 @@ from . import column_names, io
 from .checksums import verify as verify_checksum
 from .errors import InputError, say
 from .formats import SPREADSHEET_SUFFIXES, is_spreadsheet, spreadsheet_error
-from .path_fields import FIELD, POLICIES, PathFields, hive_fields, template_fields
+from .path_fields import PathFields, hive_fields, template_fields
 from .streaming import BATCH_ROWS, iter_table, scan_runs
 from .streaming.checks import SOURCE_CAPTION
 from .streaming.codes import stripped_labels
 from .streaming.json_batches import iter_json_array, iter_json_lines, record_lines
-from .tools import READERS, is_tool, options_of, read_tool
+from .source_spec import (FORMATS, GLOB, SOURCE_KEYS, SUFFIXES, describe, is_inspect,  # noqa: F401
+                          is_several, is_single_file, spec_of)
+from .tools import is_tool, read_tool
 
-SOURCE_KEYS = ("path", "template", "partitioning", "format", "path_fields", "constants")
-FORMATS = ("csv", "parquet", "jsonl", "json")
-SUFFIXES = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet",
-            ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json"}
-GLOB = re.compile(r"[*?\[]")
 # the fields a JSON record must have / may have, per table (standard names)
 RUN_FIELDS = (("task", "language", "backbone", "score"), ("framework", "stratum"))
 REQUIREMENT_FIELDS = (("task", "language", "backbone", "requirement_id", "category", "satisfied"),
@@ -60,95 +59,6 @@ VERDICT_FIELDS = (("item", "subset", "judge", "condition", "order", "verdict", "
 CAPTION = SOURCE_CAPTION
 ORDER = {name: i for i, name in enumerate(io.RUN_COLUMNS + ["requirement_id", "category",
                                                             "satisfied"])}
-
-
-def is_inspect(value) -> bool:
-    """An Inspect AI log source: a mapping with ``inspect`` (helper module inspect_logs)."""
-    return isinstance(value, Mapping) and "inspect" in value
-
-
-def spec_of(value) -> dict:
-    """A source as ``{path: [patterns], template, partitioning, format}`` (checked)."""
-    if is_tool(value):
-        options_of(value)  # names unknown keys
-        spec = {key: value[key] for key in ("path", "format", "constants") if key in value}
-        if not spec.get("path"):
-            raise InputError(dict(value), f"a `format: {value['format']}` source without `path`",
-                             "path: the file or folder the tool wrote")
-    elif isinstance(value, Mapping):
-        unknown = [key for key in value if key not in SOURCE_KEYS]
-        if unknown:
-            raise InputError(dict(value), f"unknown key(s) {unknown} in a table source",
-                             f"keys among {list(SOURCE_KEYS)} (or `inspect` for Inspect logs)")
-        spec = dict(value)
-        if not spec.get("path"):
-            if not spec.get("template"):
-                raise InputError(dict(value), "a table source without `path` or `template`",
-                                 "path: a file, folder, glob or list; or a template")
-            spec["path"] = FIELD.sub("*", spec["template"])
-    else:
-        spec = {"path": value}
-    paths = spec["path"]
-    spec["path"] = [str(p) for p in paths] if isinstance(paths, (list, tuple)) else [str(paths)]
-    if spec.get("partitioning") not in (None, "hive"):
-        raise InputError(spec["path"], f"partitioning {spec['partitioning']!r}",
-                         "partitioning: hive (key=value folders), or a template")
-    if spec.get("partitioning") and spec.get("template"):
-        raise InputError(spec["path"], "both a template and Hive partitioning",
-                         "one way to take fields from the paths")
-    if spec.get("format") not in (None, *FORMATS, *READERS):
-        raise InputError(spec["path"], f"format {spec['format']!r}",
-                         f"one of {list(FORMATS)}, or a tool: {sorted(READERS)}")
-    _check_constants(spec)
-    if spec.get("path_fields") not in (None, *POLICIES):
-        raise InputError(spec["path"], f"path_fields {spec['path_fields']!r}",
-                         f"one of {list(POLICIES)}: what to do where a record holds a field its "
-                         "path gives too (check that both agree, or trust one side)")
-    if spec.get("path_fields") and not (spec.get("template") or spec.get("partitioning")
-                                        or spec.get("constants")):
-        raise InputError(spec["path"], "path_fields without fields from the paths",
-                         "a template, `partitioning: hive` or `constants` beside path_fields")
-    return spec
-
-
-def _check_constants(spec: dict) -> None:
-    constants = spec.get("constants")
-    if constants is None:
-        return
-    if not isinstance(constants, Mapping) or not all(
-            isinstance(v, (str, int, float)) and not isinstance(v, bool)
-            for v in constants.values()):
-        raise InputError(spec["path"], f"constants {constants!r}",
-                         "a mapping of field to one value, e.g. `constants: {language: bn}`")
-    pattern = spec.get("template") or ""
-    twice = [name for name in constants if "{" + str(name) + "}" in pattern]
-    if twice:
-        raise InputError(spec["path"], f"{twice} given by both `constants` and the template",
-                         "one of the two for each field")
-
-
-def describe(value) -> str:
-    """How messages name a source: its patterns and, if any, its template or partitioning."""
-    if is_inspect(value):
-        paths = value["inspect"]
-        return f"Inspect logs {paths if isinstance(paths, str) else ', '.join(map(str, paths))}"
-    spec = spec_of(value)
-    text = ", ".join(spec["path"])
-    if spec.get("template"):
-        text += f" (template {spec['template']})"
-    if spec.get("partitioning"):
-        text += f" ({spec['partitioning']} partitioning)"
-    if is_tool(value):
-        text += f" (written by {value['format']})"
-    return text
-
-
-def is_single_file(value, base_dir=None) -> bool:
-    """A plain path to one CSV or Parquet file (no glob, no folder): read as it always was."""
-    if not isinstance(value, (str, Path)) or GLOB.search(str(value)):
-        return False
-    path = Path(base_dir or ".") / value
-    return not path.is_dir() and SUFFIXES.get(path.suffix.lower(), "csv") in ("csv", "parquet")
 
 
 def source_files(value, base_dir=None) -> list[Path]:
@@ -354,6 +264,8 @@ def _locator(spans: tuple):
 def source_inputs(value, base_dir=None) -> str | list[str]:
     """The files of a source for Snakemake's inputs: one path for a single CSV or Parquet file
     (as before), else the sorted list (a pattern matching nothing stops here)."""
+    if is_several(value):
+        return _several_files(value, base_dir)
     if is_inspect(value):
         from .inspect_logs import inspect_log_files
         return [str(p) for p in inspect_log_files(value["inspect"], base_dir=base_dir)]
@@ -365,10 +277,31 @@ def source_inputs(value, base_dir=None) -> str | list[str]:
     return [str(p) for p in source_files(value, base_dir)]
 
 
+def _several_files(value, base_dir=None) -> list[str]:
+    """The files of each source of a list, in order; a file two of them name is refused."""
+    files, seen = [], {}
+    for number, part in enumerate(value, 1):
+        found = source_inputs(part, base_dir)
+        for path in [found] if isinstance(found, str) else found:
+            if path in seen:
+                raise InputError(path, f"is named by sources {seen[path]} and {number} of the "
+                                 "list", "each file in one source of the list")
+            seen[path] = number
+            files.append(path)
+    return files
+
+
 def read_source(value, files, mapping: dict | None = None, *, fields=RUN_FIELDS,
-                text=io.IDENTIFIERS, missing: str = "error", **options) -> pd.DataFrame:
+                text=io.IDENTIFIERS, missing: str = "error", base_dir=None,
+                **options) -> pd.DataFrame:
     """A whole table from a source whose files are known (Snakemake's inputs): requirement and
-    verdict tables, run tables checked in memory. ``options``: an Inspect source's reader's."""
+    verdict tables, run tables checked in memory. ``options``: an Inspect source's reader's.
+    ``base_dir``: where relative paths are (data_dir), for a list of sources, whose entries'
+    files are listed again to read each entry as its own source."""
+    if is_several(value):
+        parts = [read_source(part, source_inputs(part, base_dir), mapping, fields=fields,
+                             text=text, missing=missing, **options) for part in value]
+        return pd.concat(parts, ignore_index=True)
     if is_inspect(value):
         from .inspect_logs import read_inspect_logs
         return read_inspect_logs(**{**value, "inspect": list(files), **options}, missing=missing)
@@ -383,11 +316,14 @@ def read_source(value, files, mapping: dict | None = None, *, fields=RUN_FIELDS,
 
 
 def scan_source(value, files, mapping: dict | None = None, *, score_range=(0.0, 100.0),
-                missing: str = "error", runs_out=None, batch_rows: int = BATCH_ROWS):
+                missing: str = "error", runs_out=None, batch_rows: int = BATCH_ROWS,
+                base_dir=None):
     """Stream a run-table source through the checks:
-    :class:`~polyjudge.data.streaming.RunStats`."""
-    if is_inspect(value) or is_tool(value):
-        frame = read_source(value, files, mapping, missing=missing, table="runs")
+    :class:`~polyjudge.data.streaming.RunStats` (a list of sources, an Inspect or a tool
+    source: read in memory first)."""
+    if is_several(value) or is_inspect(value) or is_tool(value):
+        frame = read_source(value, files, mapping, missing=missing, table="runs",
+                            base_dir=base_dir)
         frame = frame.reset_index(drop=True)
         return scan_runs(lambda: [frame], describe(value), score_range, missing, runs_out)
     if isinstance(files, (str, Path)) and is_single_file(files):
@@ -428,5 +364,5 @@ def read_runs(source, columns: dict | None = None, *, score_range=None, missing:
     with tempfile.TemporaryDirectory(prefix="polyjudge-runs-") as tmp:
         out = Path(tmp) / "runs.parquet"
         scan_source(source, files, columns, score_range=score_range, missing=missing,
-                    runs_out=out, batch_rows=batch_rows)
+                    runs_out=out, batch_rows=batch_rows, base_dir=base_dir)
         return pd.read_parquet(out)
