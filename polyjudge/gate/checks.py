@@ -67,19 +67,19 @@ def number(value: float) -> str:
 
 
 def pick(frame: pd.DataFrame, column: str, wanted, source: str, key: str,
-         pooled: bool = False) -> pd.DataFrame:
-    """The rows whose ``column`` is ``wanted`` (a label, a list of them, or ``*``: every one,
-    but not the pooled ``all languages`` row unless ``pooled``); a label the table does not have
-    stops naming the condition's ``key`` and the labels it has."""
+         pooled: bool = False, every: bool = True) -> pd.DataFrame:
+    """The rows whose ``column`` is ``wanted`` (a label, a list of them, or, where ``every``,
+    ``*``: every one, but not the pooled ``all languages`` row unless ``pooled``); a label the
+    table does not have stops naming the condition's ``key`` and the labels it has."""
     values = [str(v) for v in pd.unique(frame[column])]
-    if wanted == "*":
+    if wanted == "*" and every:
         return frame[frame[column].astype(str) != ALL_LANGUAGES] if not pooled else frame
     wanted = [wanted] if isinstance(wanted, str) else list(wanted)
     unknown = [w for w in wanted if w not in values]
     if unknown:
         near = did_you_mean(unknown[0], values)
         raise InputError(source, f"no {column} {unknown[0]!r} ({key}: {unknown[0]})",
-                         f"one of {', '.join(values)} or \"*\""
+                         f"one of {', '.join(values)}" + (' or "*"' if every else "")
                          + (f"; did you mean {near!r}?" if near else ""))
     return frame[frame[column].astype(str).isin(wanted)]
 
@@ -136,12 +136,12 @@ def agreement_checks(number_: int, condition: dict, panel: str, frame: pd.DataFr
     """A judge's agreement with the reference (``versus``) in a language: one check per row of
     ``card/agreement.csv`` the condition names (``measure`` default: the card's lead one)."""
     versus = condition.get("versus", "reference")
-    rows = pick(frame, "versus", versus, source, "versus", pooled=True)
+    rows = pick(frame, "versus", versus, source, "versus", pooled=True, every=False)
     measure = condition.get("measure") or lead_measure(rows)
     if measure is None:
         raise InputError(source, f"no measure to read against {versus!r}",
                          "`measure:` naming one of the table's measures")
-    rows = pick(rows, "measure", measure, source, "measure", pooled=True)
+    rows = pick(rows, "measure", measure, source, "measure", pooled=True, every=False)
     rows = pick(rows, "judge", condition.get("judge", "*"), source, "judge", pooled=True)
     rows = pick(rows, "language", condition.get("language", "*"), source, "language")
     label = (lambda r: f"{panel} {r['language']} {r['judge']} {measure}"
@@ -152,7 +152,7 @@ def agreement_checks(number_: int, condition: dict, panel: str, frame: pd.DataFr
 def bias_checks(number_: int, condition: dict, panel: str, frame: pd.DataFrame,
                 source: str) -> list[Check]:
     """A bias of a judge in a language (``card/bias.csv``), one check per row named."""
-    rows = pick(frame, "bias", condition["bias"], source, "bias", pooled=True)
+    rows = pick(frame, "bias", condition["bias"], source, "bias", pooled=True, every=False)
     rows = pick(rows, "judge", condition.get("judge", "*"), source, "judge", pooled=True)
     rows = pick(rows, "language", condition.get("language", "*"), source, "language")
     label = (lambda r: f"{panel} {r['language']} {r['judge']} {r['bias']}"

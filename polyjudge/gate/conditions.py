@@ -27,20 +27,22 @@ at_least=0.4``); it is checked against the same schema.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..data.errors import InputError
 from ..data.yamlfile import read_yaml
 
 KINDS = ("agreement", "bias", "reversal", "mean")
 BY = ("interval", "estimate")
 
-_LABELS = {"anyOf": [{"type": "string", "minLength": 1},
+_LABELS = {"description": "a label, a list of labels, or \"*\" (every one)", "anyOf": [{"type": "string", "minLength": 1},
                      {"type": "array", "minItems": 1,
                       "items": {"type": "string", "minLength": 1}}]}
 _COMMON = {"check": {"enum": list(KINDS)}, "panel": {"type": "string", "minLength": 1},
            "name": {"type": "string", "minLength": 1}}
 _THRESHOLDS = {"at_least": {"type": "number"}, "at_most": {"type": "number"},
                "by": {"enum": list(BY)}}
-_BOUNDED = {"anyOf": [{"required": ["at_least"]}, {"required": ["at_most"]}]}
+_BOUNDED = {"description": "needs a threshold: at_least, at_most or both", "anyOf": [{"required": ["at_least"]}, {"required": ["at_most"]}]}
 
 
 def _kind(properties: dict, required=(), bounded=True) -> dict:
@@ -54,7 +56,7 @@ SCHEMAS = {
                         "versus": {"type": "string", "minLength": 1}, **_THRESHOLDS}),
     "bias": _kind({"bias": {"type": "string", "minLength": 1}, "judge": _LABELS,
                    "language": _LABELS, **_THRESHOLDS}, required=["bias"]),
-    "reversal": _kind({"languages": {"anyOf": [
+    "reversal": _kind({"languages": {"description": "two languages [A, B], or \"*\"", "anyOf": [
         {"const": "*"}, {"type": "array", "minItems": 2, "maxItems": 2,
                          "items": {"type": "string", "minLength": 1}}]},
         "fdr": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}},
@@ -88,8 +90,10 @@ def _problems(document, schema, base: str = "") -> list[str]:
         if error.validator == "additionalProperties":
             allowed = sorted(error.schema.get("properties", {}))
             message += f" (allowed: {', '.join(allowed)})"
-        elif error.validator == "anyOf" and "at_least" in str(error.schema):
-            message = "needs a threshold: at_least, at_most or both"
+        elif error.validator == "anyOf" and "description" in error.schema:
+            message = (error.schema["description"] if "threshold" in
+                       error.schema["description"] else
+                       f"{error.instance!r} is not {error.schema['description']}")
         found.append(f"{where}: {message}" if where else message)
     return found
 
@@ -113,7 +117,17 @@ def check_conditions(document, source: str, located: bool = True) -> list[dict]:
 
 def read_conditions(path) -> list[dict]:
     """The conditions of a YAML file (docs/ci.md), checked."""
-    return check_conditions(read_yaml(path), str(path))
+    if not Path(path).is_file():
+        raise InputError(path, "no such file (--conditions)", "a conditions file (docs/ci.md)")
+    try:
+        document = read_yaml(path)
+    except InputError as error:
+        if "*" not in str(error):
+            raise
+        raise InputError(path, str(error).split(": ", 1)[1].split("\n  expected")[0],
+                         'the wildcard quoted: judge: "*" (a bare * starts a YAML alias)'
+                         ) from None
+    return check_conditions(document, str(path))
 
 
 def flag_condition(kind: str, words: list[str]) -> dict:

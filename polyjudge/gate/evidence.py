@@ -69,6 +69,8 @@ class ResultsFolder:
                                  + (f"; did you mean {near!r}?" if near else ""))
             return name, self.root / name
         having = [n for n in self.panels() if (self.root / n / relative).is_file()]
+        if not having and len(self.panels()) == 1:  # its missing file is named below
+            having = self.panels()
         if len(having) != 1:
             raise InputError(self.root, f"{len(having)} panels have {relative}"
                              + (f" ({', '.join(having)})" if having else ""),
