@@ -35,14 +35,16 @@ from ..data.yamlfile import read_yaml
 KINDS = ("agreement", "bias", "reversal", "mean")
 BY = ("interval", "estimate")
 
-_LABELS = {"description": "a label, a list of labels, or \"*\" (every one)", "anyOf": [{"type": "string", "minLength": 1},
+_LABELS = {"description": 'a label, a list of labels, or "*" (every one)',
+           "anyOf": [{"type": "string", "minLength": 1},
                      {"type": "array", "minItems": 1,
                       "items": {"type": "string", "minLength": 1}}]}
 _COMMON = {"check": {"enum": list(KINDS)}, "panel": {"type": "string", "minLength": 1},
            "name": {"type": "string", "minLength": 1}}
 _THRESHOLDS = {"at_least": {"type": "number"}, "at_most": {"type": "number"},
                "by": {"enum": list(BY)}}
-_BOUNDED = {"description": "needs a threshold: at_least, at_most or both", "anyOf": [{"required": ["at_least"]}, {"required": ["at_most"]}]}
+_BOUNDED = {"description": "needs a threshold: at_least, at_most or both",
+            "anyOf": [{"required": ["at_least"]}, {"required": ["at_most"]}]}
 
 
 def _kind(properties: dict, required=(), bounded=True) -> dict:
@@ -56,7 +58,7 @@ SCHEMAS = {
                         "versus": {"type": "string", "minLength": 1}, **_THRESHOLDS}),
     "bias": _kind({"bias": {"type": "string", "minLength": 1}, "judge": _LABELS,
                    "language": _LABELS, **_THRESHOLDS}, required=["bias"]),
-    "reversal": _kind({"languages": {"description": "two languages [A, B], or \"*\"", "anyOf": [
+    "reversal": _kind({"languages": {"description": 'two languages [A, B], or "*"', "anyOf": [
         {"const": "*"}, {"type": "array", "minItems": 2, "maxItems": 2,
                          "items": {"type": "string", "minLength": 1}}]},
         "fdr": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}},
