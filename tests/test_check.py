@@ -263,6 +263,30 @@ def test_a_run_table_is_checked_through_the_public_functions(tmp_path, capsys):
     assert "a bias condition needs a results folder" in capsys.readouterr().err
 
 
+def test_agreement_on_a_run_table_is_the_judge_card_of_its_scores(tmp_path, capsys):
+    from sklearn.metrics import cohen_kappa_score
+    rng = np.random.default_rng(4)
+    tasks = [f"q{t:02d}" for t in range(80)]
+    gold = rng.integers(0, 2, len(tasks))
+    rows = []
+    for language, judge, error in (("en", "a", 0.0), ("de", "a", 0.3)):
+        said = np.where(rng.random(len(tasks)) < error, 1 - gold, gold)
+        rows.append(pd.DataFrame({"prompt": tasks, "language": language, "backbone": judge,
+                                  "score": said.astype(float)}))
+    runs = pd.concat(rows)
+    runs.to_csv(tmp_path / "runs.csv", index=False)
+    pd.DataFrame({"prompt": tasks, "gold": gold}).to_csv(tmp_path / "gold.csv", index=False)
+    assert main(["check", str(tmp_path / "runs.csv"), "--task", "prompt", "--reference",
+                 str(tmp_path / "gold.csv"), "--label", "gold", "--agreement", "at_least=0.6",
+                 "--replicates", "200"]) == 1
+    en, de, verdict = capsys.readouterr().out.splitlines()
+    assert en.startswith("1 agreement runs en a cohen_kappa: 1, interval 1 to 1;")
+    kappa = cohen_kappa_score(gold, runs.query("language == 'de'")["score"])  # the peer
+    assert de.startswith(f"1 agreement runs de a cohen_kappa: {kappa:.4g}, interval ")
+    assert de.endswith("FAIL") and verdict == "FAIL: 1 of 2 checks of 1 condition fail " \
+                                              "(condition 1)"
+
+
 def test_the_junit_file_reads_with_a_junit_library(results, tmp_path):
     junitparser = pytest.importorskip("junitparser")
     conditions = write(tmp_path, "gate.yaml", PASSING.replace("[en, fr]", "[en, de]"))

@@ -144,8 +144,9 @@ def agreement_checks(number_: int, condition: dict, panel: str, frame: pd.DataFr
     rows = pick(rows, "measure", measure, source, "measure", pooled=True, every=False)
     rows = pick(rows, "judge", condition.get("judge", "*"), source, "judge", pooled=True)
     rows = pick(rows, "language", condition.get("language", "*"), source, "language")
-    label = (lambda r: f"{panel} {r['language']} {r['judge']} {measure}"
-             + ("" if versus == "reference" else f" vs {versus}"))
+    def label(r):
+        return (f"{panel} {r['language']} {r['judge']} {measure}"
+                + ("" if versus == "reference" else f" vs {versus}"))
     return _numbers(number_, condition, rows, label, ("estimate", "ci_low", "ci_high"), source)
 
 
@@ -155,8 +156,9 @@ def bias_checks(number_: int, condition: dict, panel: str, frame: pd.DataFrame,
     rows = pick(frame, "bias", condition["bias"], source, "bias", pooled=True, every=False)
     rows = pick(rows, "judge", condition.get("judge", "*"), source, "judge", pooled=True)
     rows = pick(rows, "language", condition.get("language", "*"), source, "language")
-    label = (lambda r: f"{panel} {r['language']} {r['judge']} {r['bias']}"
-             + (f" ({r['unit']})" if pd.notna(r["unit"]) and str(r["unit"]) else ""))
+    def label(r):
+        return (f"{panel} {r['language']} {r['judge']} {r['bias']}"
+                + (f" ({r['unit']})" if pd.notna(r["unit"]) and str(r["unit"]) else ""))
     return _numbers(number_, condition, rows, label, ("estimate", "ci_low", "ci_high"), source)
 
 
@@ -166,7 +168,8 @@ def mean_checks(number_: int, condition: dict, panel: str, frame: pd.DataFrame,
     task-bootstrap interval), one check per cell named."""
     rows = pick(frame, "backbone", condition["judge"], source, "judge", pooled=True)
     rows = pick(rows, "language", condition.get("language", "*"), source, "language")
-    label = lambda r: f"{panel} {r['language']} {r['backbone']} calibrated mean"  # noqa: E731
+    def label(r):
+        return f"{panel} {r['language']} {r['backbone']} calibrated mean"
     return _numbers(number_, condition, rows, label,
                     ("mean_cbc", "mean_cbc_low", "mean_cbc_high"), source)
 

@@ -86,6 +86,10 @@ def _evidence(args):
                     args.level, args.replicates, args.seed)
 
 
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + "s" * (count != 1)
+
+
 def run(args) -> tuple[str, int]:
     """The report (one line per check, then the verdict) and the exit code: 0 or 1. Bad input
     raises, so the command prints its message and returns 2, writing nothing."""
@@ -101,12 +105,13 @@ def run(args) -> tuple[str, int]:
     failed = sorted({check.number for check in checks if not check.passed})
     lines = [check.line() for check in checks]
     n_failed = sum(not check.passed for check in checks)
+    counted = f"{plural(len(checks), 'check')} of {plural(len(conditions), 'condition')}"
     if failed:
-        lines.append(f"FAIL: {n_failed} of {len(checks)} checks of {len(conditions)} conditions "
-                     f"fail (condition{'s' * (len(failed) > 1)} "
+        lines.append(f"FAIL: {n_failed} of {counted} fail (condition{'s' * (len(failed) > 1)} "
                      f"{', '.join(map(str, failed))})")
     else:
-        lines.append(f"PASS: all {len(checks)} checks of {len(conditions)} conditions hold")
+        lines.append(f"PASS: {'all ' * (len(checks) > 1)}{counted} hold"
+                     + "s" * (len(checks) == 1))
     if args.junit:
         document = junit_xml(checks)
         write_atomically(args.junit, lambda path: Path(path).write_text(document,

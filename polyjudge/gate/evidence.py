@@ -51,15 +51,20 @@ class ResultsFolder:
         folders another configuration left are not read), else every sub-folder."""
         listed = self.root / "panels.json"
         if listed.is_file():
-            return list(json.loads(listed.read_text(encoding="utf-8"))["panels"])
+            panels = json.loads(listed.read_text(encoding="utf-8")).get("panels")
+            if not isinstance(panels, list):
+                raise InputError(listed, "no list under `panels`", "the page rule's file: "
+                                 '{"panels": [...]} (docs/outputs.md)')
+            return [str(name) for name in panels]
         return sorted(p.name for p in self.root.iterdir() if p.is_dir())
 
     def _folder(self, condition: dict, kind: str) -> tuple[str, Path]:
         """The panel a condition reads and its folder: ``panel`` if given, else the one panel
         that has the kind's file (or the folder itself, when it is a panel's)."""
         relative = FILES[kind]
-        if (self.root / relative).is_file() and "panel" not in condition:
-            return self.root.name, self.root
+        if (self.root / relative).is_file() and condition.get("panel",
+                                                             self.root.name) == self.root.name:
+            return self.root.name, self.root  # a panel's own folder
         if "panel" in condition:
             name = condition["panel"]
             if not (self.root / name).is_dir() or name not in self.panels():
@@ -163,19 +168,35 @@ class RunTable:
                                  "reference labels", "--reference FILE (columns task and "
                                  "--label), or a results folder with card/agreement.csv")
             if "card" not in self._made:
-                from ..audit import judge_card
-                card = judge_card(self.runs, self.reference, item="task", judge="backbone",
-                                  verdict="score", label=self.label, level=self.level,
-                                  replicates=self.replicates, seed=self.seed,
-                                  source=self.source)
-                self._made["card"] = card.agreement
+                self._made["card"] = self._card()
             return name, self._made["card"], f"{self.source} (judge card)"
         if "leaderboard" not in self._made:
             from ..analyses.leaderboard import leaderboard
-            self._made["leaderboard"] = leaderboard(self._panel(), None, max(self.replicates,
-                                                                             100), 0.95,
+            if self.replicates < 100:
+                raise InputError("--replicates", f"{self.replicates} replicates",
+                                 "at least 100 for the calibrated means' intervals")
+            self._made["leaderboard"] = leaderboard(self._panel(), None, self.replicates, 0.95,
                                                     self.seed)
         return name, self._made["leaderboard"], f"{self.source} (calibrated means)"
+
+    def _card(self) -> pd.DataFrame:
+        """The judge card of the runs: each run a verdict on the unit task | framework (a
+        task's repeated runs are units of one cluster, the task), the reference the label of
+        its task."""
+        from ..audit import judge_card
+        labels = dict(zip(self.reference["task"].astype(str), self.reference[self.label]))
+        if len(labels) < len(self.reference):
+            raise InputError(self.reference_source, "a task with two labels",
+                             "one label per task")
+        runs = self.runs.assign(unit=self.runs["task"].astype(str) + "|"
+                                + self.runs["framework"].astype(str))
+        units = runs.drop_duplicates("unit")
+        reference = pd.DataFrame({"unit": units["unit"],
+                                  "label": units["task"].astype(str).map(labels)})
+        card = judge_card(runs, reference.dropna(), item="unit", judge="backbone",
+                          verdict="score", cluster="task", level=self.level,
+                          replicates=self.replicates, seed=self.seed, source=self.source)
+        return card.agreement
 
     def reversal(self, condition: dict):
         return (Path(self.source).stem, self._panel(), condition.get("fdr", 0.05),
