@@ -224,6 +224,18 @@ def test_interval_and_estimate_thresholds_known_answers():
     assert "no interval" in holds({"at_least": 0.4}, 0.5, np.nan, np.nan)[1]
 
 
+def test_a_line_says_when_a_number_or_its_interval_is_missing():
+    from polyjudge.gate import Check
+    undefined = Check(2, "agreement", "web de poor cohen_kappa", np.nan, np.nan, np.nan,
+                      "interval >= 0.4", False, "not defined on these data")
+    assert undefined.line() == ("2 agreement web de poor cohen_kappa: undefined (not defined on "
+                                "these data); needs interval >= 0.4: FAIL")
+    bare = Check(1, "mean", "web en C calibrated mean", 50.0, np.nan, np.nan,
+                 "estimate >= 40", True)
+    assert bare.line() == ("1 mean web en C calibrated mean: 50, no interval; needs estimate "
+                           ">= 40: PASS")
+
+
 def test_a_flag_and_a_file_give_the_same_checks(results, tmp_path):
     path = write(tmp_path, "gate.yaml", PASSING)
     from_file = evaluate(read_conditions(path), ResultsFolder(results))

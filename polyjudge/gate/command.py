@@ -51,7 +51,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
     check.add_argument("--conditions", metavar="YAML", help="conditions file (docs/ci.md)")
     for kind in KINDS:
         check.add_argument(f"--{kind}", nargs="+", action=_Condition, metavar="KEY=VALUE",
-                           help=f"a {kind} condition as KEY=VALUE words (the file's keys)")
+                           help=f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} condition as "
+                           "KEY=VALUE words (the conditions file's keys)")
     check.add_argument("--junit", metavar="XML", help="also write the checks as JUnit XML")
     table = check.add_argument_group("a run table (computed here: polyjudge.calibrate, "
                                      "polyjudge.judge_card, the reversal tests)")
