@@ -255,6 +255,22 @@ def test_the_reversal_of_any_two_languages_is_the_panels_own_test(results):
     assert "A/B en" in found.note and "vs de" in found.note
 
 
+def test_a_pair_counts_when_it_reverses_with_q_at_most_the_fdr(tmp_path):
+    from polyjudge.gate.checks import reversal_checks
+    pairs = pd.DataFrame({"backbone_i": ["A", "A", "B"], "backbone_j": ["B", "C", "C"],
+                          "witness_a": "en", "witness_b": "de", "d_a": [3.0, 1.0, 2.0],
+                          "d_b": [-2.0, 1.0, -1.0], "delta": [6.0, 0.0, 2.0],
+                          "p_value": [0.001, 1.0, 0.03], "q_value": [0.003, 1.0, 0.045],
+                          "reversed": [True, False, True], "significant": [True, False, True]})
+    pairs.to_csv(tmp_path / "pairs.csv", index=False)
+    read = pd.read_csv(tmp_path / "pairs.csv", keep_default_na=False, na_values=[""])
+    condition = {"check": "reversal", "languages": "*"}
+    [at_5] = reversal_checks(1, condition, "p", read, 0.05, "pairs.csv")
+    [at_1] = reversal_checks(1, condition, "p", read, 0.01, "pairs.csv")
+    assert (at_5.estimate, at_1.estimate) == (2, 1) and not at_1.passed
+    assert at_1.note == "of 3 backbone pairs: A/B en 3 vs de -2, q 0.003"
+
+
 def test_a_run_table_is_checked_through_the_public_functions(tmp_path, capsys):
     panel = planted_panel()
     runs = panel.to_frame().drop(columns="n_runs", errors="ignore").rename(
@@ -295,7 +311,7 @@ def test_agreement_on_a_run_table_is_the_judge_card_of_its_scores(tmp_path, caps
     assert en.startswith("1 agreement runs en a cohen_kappa: 1, interval 1 to 1;")
     kappa = cohen_kappa_score(gold, runs.query("language == 'de'")["score"])  # the peer
     assert de.startswith(f"1 agreement runs de a cohen_kappa: {kappa:.4g}, interval ")
-    assert de.endswith("FAIL") and verdict == "FAIL: 1 of 2 checks of 1 condition fail " \
+    assert de.endswith("FAIL") and verdict == "FAIL: 1 of 2 checks of 1 condition fails " \
                                               "(condition 1)"
 
 

@@ -99,8 +99,7 @@ def holds(condition: dict, estimate: float, low: float, high: float) -> tuple[bo
         return False, "not defined on these data"
     if condition.get("by", "interval") == "interval":
         if math.isnan(low) or math.isnan(high):
-            return False, "no interval: too few replicates define it; `by: estimate` reads " \
-                          "the estimate"
+            return False, "no interval; `by: estimate` reads the estimate alone"
         bottom, top = low, high
     else:
         bottom = top = estimate
@@ -199,7 +198,8 @@ def reversal_checks(number_: int, condition: dict, panel: str, found, fdr: float
         pairs = rank_reversal(tested, fdr)
     else:
         pairs = found
-    significant = pairs[pairs["reversed"].astype(bool) & (pairs["q_value"] <= fdr)]
+    reversed_ = pairs["reversed"].astype(str).str.lower() == "true"  # bool, or read as text
+    significant = pairs[reversed_ & (pairs["q_value"] <= fdr)]
     shown = [f"{r['backbone_i']}/{r['backbone_j']} {r['witness_a']} {number(r['d_a'])} vs "
              f"{r['witness_b']} {number(r['d_b'])}, q {number(r['q_value'])}"
              for _, r in significant.head(3).iterrows()]

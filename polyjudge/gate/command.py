@@ -108,7 +108,8 @@ def run(args) -> tuple[str, int]:
     n_failed = sum(not check.passed for check in checks)
     counted = f"{plural(len(checks), 'check')} of {plural(len(conditions), 'condition')}"
     if failed:
-        lines.append(f"FAIL: {n_failed} of {counted} fail (condition{'s' * (len(failed) > 1)} "
+        lines.append(f"FAIL: {n_failed} of {counted} fail{'s' * (n_failed == 1)} "
+                     f"(condition{'s' * (len(failed) > 1)} "
                      f"{', '.join(map(str, failed))})")
     else:
         lines.append(f"PASS: {'all ' * (len(checks) > 1)}{counted} hold"
