@@ -2,7 +2,8 @@
 
 ``polyjudge fit runs.csv -o calibrator.json`` and ``polyjudge apply --calibrator calibrator.json
 new_runs.csv -o calibrated.csv [--rankings rankings.csv]`` (docs/api.md, "From the shell");
-``polyjudge check-yaml my.yaml`` names the line of a YAML error (Snakemake does not).
+``polyjudge check-yaml my.yaml`` names the line of a YAML error (Snakemake does not);
+``polyjudge check results --conditions gate.yaml`` returns 1 when a condition fails (docs/ci.md).
 Run tables are the workflow's sources (:mod:`polyjudge.data.sources`): a CSV, Parquet, JSON Lines
 or JSON file, a folder of them or a glob, with ``--template`` / ``--partitioning`` for fields
 in the paths; the column flags are the workflow's ``columns`` mapping. Bad input gets one
@@ -25,6 +26,7 @@ from .data.errors import messages_for
 from .data.path_fields import POLICIES
 from .data.spec import RunSpec
 from .data.yamlfile import read_yaml
+from .gate import command as check_command
 from .report.page import command as compare_command
 
 EXIT_INPUT = 2
@@ -72,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(double-centring): fit a calibrator on a run table, apply it to new runs.",
         epilog="`polyjudge fit --help` and `polyjudge apply --help` show examples.")
     commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="{fit,apply,compare,card,check-yaml}")
+                                     metavar="{fit,apply,compare,card,check,check-yaml}")
     formatter = argparse.RawDescriptionHelpFormatter
 
     fit = commands.add_parser("fit", help="learn beta from a run table and save the calibrator",
@@ -131,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     _source_options(apply)
     compare_command.add_parser(commands)
     audit.add_parser(commands)
+    check_command.add_parser(commands)
     check_yaml = commands.add_parser(
         "check-yaml", help="name the line of a YAML error in a config (snakemake does not)",
         description="Read YAML files as the workflow reads them: a config for --configfile, a "
@@ -229,7 +232,7 @@ def run_check_yaml(args) -> str:
 
 
 COMMANDS = {"fit": run_fit, "apply": run_apply, "compare": compare_command.run,
-            "card": audit.run,
+            "card": audit.run, "check": check_command.run,
             "check-yaml": run_check_yaml}
 
 
@@ -239,6 +242,9 @@ def main(argv=None) -> int:
     try:
         with messages_for("cli"):  # messages name this command's flags
             message = COMMANDS[args.command](args)
+        code = 0
+        if isinstance(message, tuple):  # `polyjudge check`: 1 when a condition fails
+            message, code = message
     except ValueError as error:  # InputError and bad settings: the message says what to change
         print(f"polyjudge {args.command}: error: {error}", file=sys.stderr)
         return EXIT_INPUT
@@ -246,7 +252,7 @@ def main(argv=None) -> int:
         print(f"polyjudge {args.command}: error: {error}", file=sys.stderr)
         return EXIT_INPUT
     print(message)
-    return 0
+    return code
 
 
 if __name__ == "__main__":

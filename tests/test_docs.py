@@ -18,7 +18,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 PAGES = ("README.md", "methods.md", "outputs.md", "configuration.md", "contributing.md",
-         "running.md", "performance.md", "api.md", "judges.md", "licences.md")
+         "running.md", "performance.md", "api.md", "judges.md", "licences.md", "ci.md")
 
 
 def text(name: str) -> str:
