@@ -448,25 +448,3 @@ def test_an_errored_pairwise_sample_is_an_unparseable_verdict_with_omit(edited):
     verdicts = polyjudge.read_inspect_logs(edited, missing="omit", **options)
     assert (verdicts["verdict"] == "").sum() == 1
     assert polyjudge.judge_ls(verdicts, reference="en").n_invalid == 1
-
-
-def test_a_log_whose_summaries_have_empty_metadata_is_read(layouts, tmp_path, monkeypatch):
-    """Older Inspect versions wrote sample summaries without the metadata (it was only in the
-    full samples): such a log is read from its full samples, not refused as lacking the key."""
-    from inspect_ai.log import (EvalSample, read_eval_log, read_eval_log_sample_summaries,
-                                write_eval_log)
-    folder, planted = layouts["eval", "model"]
-    source = sorted(folder.glob("*.eval"))[0]
-    log = read_eval_log(str(source))
-    summary = EvalSample.summary
-    monkeypatch.setattr(EvalSample, "summary",
-                        lambda self: summary(self).model_copy(update={"metadata": {}}))
-    old = tmp_path / "older.eval"
-    write_eval_log(log, str(old), format="eval")
-    monkeypatch.undo()
-    assert all(s.metadata == {} for s in read_eval_log_sample_summaries(str(old)))
-    assert all(s.metadata.get("language") for s in read_eval_log(str(old)).samples)
-    runs = polyjudge.read_inspect_logs(old, scorer="judge_score")
-    expected = polyjudge.read_inspect_logs(source, scorer="judge_score")
-    assert len(runs) == len(log.samples) and runs.equals(expected)
-    assert set(runs["language"]) == {log.eval.task_args["language"]}
