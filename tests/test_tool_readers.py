@@ -309,3 +309,14 @@ def test_every_tool_file_is_in_its_manifest():
         files = sorted(p.relative_to(TOOLS / tool).as_posix() for p in (TOOLS / tool).rglob("*")
                        if p.is_file() and p.name not in ("PROVENANCE.md", "SHA256SUMS"))
         assert sorted(listed) == files, tool
+
+
+def test_the_config_check_takes_a_tool_format_and_still_names_an_unknown_one():
+    from polyjudge.data.config import unknown_keys
+    schema = yaml.safe_load((REPO / "config" / "schema" / "config.schema.yaml").read_text())
+    panel = {"kind": "judge_runs", "runs": {"path": "out", "format": "lm_eval", "metric": "acc"}}
+    assert unknown_keys({"panels": {"p": panel}}, schema) == []
+    panel["runs"]["format"] = "lm-eval"
+    problems = unknown_keys({"panels": {"p": panel}}, schema)
+    assert len(problems) == 1 and "'lm-eval' is not one of csv, parquet, jsonl, json" in \
+        problems[0] and "lm_eval" in problems[0]
