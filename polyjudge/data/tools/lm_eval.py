@@ -173,7 +173,8 @@ def _filter(results: dict, task: str) -> str:
 def _metric(path: Path, records, metric: str | None) -> str:
     named = records[0][1].get("metrics")
     found = sorted(named) if isinstance(named, list) else sorted(
-        key for key in records[0][1] if key not in RECORD_KEYS)
+        key for key, value in records[0][1].items() if key not in RECORD_KEYS
+        and isinstance(value, (bool, int, float, list)))  # metrics: numbers, or corpus pairs
     if metric is not None:
         if not any(metric in r for _, r in records):
             raise InputError(path, f"no metric `{metric}`; the records' metrics are {found}",
