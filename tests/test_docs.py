@@ -36,7 +36,8 @@ def repository_files() -> set[str]:
 
 
 def markdown_files() -> list[str]:
-    return ["README.md"] + [f"docs/{page}" for page in PAGES]
+    tools = sorted(f"docs/tools/{p.name}" for p in (DOCS / "tools").glob("*.md"))
+    return ["README.md"] + [f"docs/{page}" for page in PAGES] + tools
 
 
 # --- outputs -----------------------------------------------------------------------------------

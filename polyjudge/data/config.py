@@ -62,7 +62,8 @@ def _declared(schema: dict, instance: dict, root: dict) -> tuple[dict, dict | bo
             branch = branch.get("then" if _matches(branch["if"], instance, root) else "else", {})
         more, more_extra = _declared(branch, instance, root)
         for key, rule in more.items():
-            properties.setdefault(key, rule)
+            properties[key] = _either(properties[key], rule, root) if key in properties \
+                else rule
         if isinstance(more_extra, dict):
             extra = more_extra
     return properties, extra
@@ -113,6 +114,16 @@ def _unknown(instance, schema: dict, root: dict, where: str) -> list[str]:
             problems.append(f"  unknown key '{key}' at {prefix}{key}: "
                             f"{_hint(key, properties, 'valid keys here')}")
     return problems
+
+
+def _either(first: dict, second: dict, root: dict) -> dict:
+    """A key two branches declare: its values are those of either (a table source's
+    ``format`` is a file format or a tool's name)."""
+    first, second = _resolve(first, root), _resolve(second, root)
+    if "enum" in first and "enum" in second:
+        return {**first, "enum": [*first["enum"], *(v for v in second["enum"]
+                                                   if v not in first["enum"])]}
+    return first
 
 
 def _strict(schema: dict, root: dict) -> bool:

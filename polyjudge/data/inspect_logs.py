@@ -4,7 +4,8 @@ Labs that run model-graded evaluations in `Inspect AI <https://inspect.aisi.org.
 sample's scores, the grader model and the sample metadata in the eval logs (``.eval`` or
 ``.json``). :func:`read_inspect_logs` reads them with Inspect's own log API (a log header with
 ``read_eval_log(header_only=True)``, the samples with ``read_eval_log_sample_summaries``; full
-samples only for a log whose summary shortened a value the mapping reads), so the log format stays
+samples only for a log whose summaries shortened or lack a value the mapping reads, as the
+summaries of older Inspect versions lack the sample metadata), so the log format stays
 Inspect's to keep. ``inspect-ai`` is an optional dependency (``pip install -e ".[inspect]"``),
 imported only inside the reader.
 
@@ -236,8 +237,8 @@ def _read_log(path: Path, header, read_log, read_summaries, fields: dict, grader
                          "samples it has")
     try:
         samples = read_summaries(str(path))
-        if _shortened(samples, fields):  # a summary shortened a value we read: full samples
-            samples = read_log(str(path)).samples or []
+        if _shortened(samples, fields) or _lacking(samples, fields):  # the summaries do not
+            samples = read_log(str(path)).samples or []  # hold what we read: full samples
     except Exception as error:
         raise InputError(path, f"is an Inspect log whose samples cannot be read "
                          f"({type(error).__name__}: {_brief(error)})",
@@ -287,6 +288,14 @@ def _shortened(samples, fields: dict) -> bool:
             if any(target.endswith("(content truncated)") for target in targets):
                 return True
     return False
+
+
+def _lacking(samples, fields: dict) -> bool:
+    """Do summaries lack a metadata key the mapping reads? Logs of older Inspect versions keep
+    every sample's metadata only in the full sample (their summaries' metadata is empty), so a
+    key absent from a summary is looked for there before it is reported missing."""
+    keys = [spec.partition(".")[2] for spec in fields.values() if spec.startswith("metadata.")]
+    return any(key not in (sample.metadata or {}) for sample in samples for key in keys)
 
 
 def _brief(error) -> str:

@@ -14,6 +14,7 @@ resolves it. Fields the files do not hold at all (often the language) come from 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib import import_module
 from types import ModuleType
 
 import pandas as pd
@@ -60,4 +61,23 @@ def read_tool(value: Mapping, files, *, table: str = "runs", missing: str = "err
     """A tool source's whole table in the standard column names, constants applied."""
     module = READERS[value["format"]]
     frame = module.read([*files], table=table, missing=missing, **options_of(value))
-    return apply_constants(frame, value.get("constants"), value.get("path"))
+    frame = apply_constants(frame, value.get("constants"), value.get("path"))
+    return _filled(frame, value)
+
+
+def _filled(frame: pd.DataFrame, value: Mapping) -> pd.DataFrame:
+    """A field the files do not say (a reader leaves it empty) and no constant gives is
+    named with the setting that gives it, rather than left to the run checks."""
+    for name in ("task", "language", "backbone"):
+        if name in frame and frame[name].isna().any():
+            raise InputError(value.get("path"), f"the {value['format']} files do not say the "
+                             f"{name} of {int(frame[name].isna().sum())} of {len(frame)} rows",
+                             f"`constants: {{{name}: <value>}}` in the source (the "
+                             f"{value['format']} page in docs/tools/ says where the files "
+                             "hold it)")
+    return frame
+
+
+READERS["helm"] = import_module(f"{__name__}.helm")
+READERS["lm_eval"] = import_module(f"{__name__}.lm_eval")
+READERS["promptfoo"] = import_module(f"{__name__}.promptfoo")
