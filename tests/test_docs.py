@@ -19,6 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 PAGES = ("README.md", "methods.md", "outputs.md", "configuration.md", "contributing.md",
          "running.md", "performance.md", "api.md", "judges.md", "licences.md", "ci.md")
+PAGES += tuple(f"tools/{page.name}" for page in sorted((DOCS / "tools").glob("*.md")))
 
 
 def text(name: str) -> str:

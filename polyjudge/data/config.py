@@ -108,12 +108,25 @@ def _unknown(instance, schema: dict, root: dict, where: str) -> list[str]:
     for key, value in instance.items():
         if key in properties:
             problems += _unknown(value, properties[key], root, prefix + str(key))
+            items = _array_items(properties[key], root) if isinstance(value, list) else None
+            for number, entry in enumerate(value if items else ()):
+                problems += _unknown(entry, items, root, f"{prefix}{key}[{number}]")
         elif isinstance(extra, dict):
             problems += _unknown(value, extra, root, prefix + str(key))
         elif strict:
             problems.append(f"  unknown key '{key}' at {prefix}{key}: "
                             f"{_hint(key, properties, 'valid keys here')}")
     return problems
+
+
+def _array_items(schema: dict, root: dict) -> dict | None:
+    """The schema of a list's entries where ``schema`` allows a list of objects (a panel's
+    ``runs``: one source or a list of them), so each entry's keys are checked too."""
+    schema = _resolve(schema, root)
+    for form in [schema, *(_resolve(b, root) for b in schema.get("anyOf", ()))]:
+        if form.get("type") == "array" and isinstance(form.get("items"), dict):
+            return form["items"]
+    return None
 
 
 def _either(first: dict, second: dict, root: dict) -> dict:

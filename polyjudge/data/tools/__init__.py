@@ -69,9 +69,10 @@ def _filled(frame: pd.DataFrame, value: Mapping) -> pd.DataFrame:
     """A field the files do not say (a reader leaves it empty) and no constant gives is
     named with the setting that gives it, rather than left to the run checks."""
     for name in ("task", "language", "backbone"):
-        if name in frame and frame[name].isna().any():
+        empty = frame[name].isna() if name in frame else pd.Series(True, index=frame.index)
+        if empty.any():
             raise InputError(value.get("path"), f"the {value['format']} files do not say the "
-                             f"{name} of {int(frame[name].isna().sum())} of {len(frame)} rows",
+                             f"{name} of {int(empty.sum())} of {len(frame)} rows",
                              f"`constants: {{{name}: <value>}}` in the source (the "
                              f"{value['format']} page in docs/tools/ says where the files "
                              "hold it)")
@@ -81,3 +82,6 @@ def _filled(frame: pd.DataFrame, value: Mapping) -> pd.DataFrame:
 READERS["helm"] = import_module(f"{__name__}.helm")
 READERS["lm_eval"] = import_module(f"{__name__}.lm_eval")
 READERS["promptfoo"] = import_module(f"{__name__}.promptfoo")
+READERS["alpaca_eval"] = import_module(f"{__name__}.alpaca_eval")
+READERS["fastchat"] = import_module(f"{__name__}.fastchat")
+READERS["arena_hard"] = import_module(f"{__name__}.arena_hard")
