@@ -29,7 +29,7 @@ ITEM_SEPARATOR = "|"  # as the judge card's item keys (framework|task|requiremen
 
 
 def read_human_labels(source, *, items=None, score_range=None, columns=None, where=None,
-                      language=None, base_dir=None) -> pd.DataFrame:
+                      language=None, unknown_items="error", base_dir=None) -> pd.DataFrame:
     """Read and check a table of human labels.
 
     Parameters
@@ -50,6 +50,9 @@ def read_human_labels(source, *, items=None, score_range=None, columns=None, whe
     language : str, optional
         For a file without a language column: the language of every label, or ``"*"`` (every
         language of the panel; expanded to each language ``items`` pairs the item with).
+    unknown_items : {"error", "drop"}
+        A label of an item the panel lacks stops the reading (default), or is left out
+        (``attrs["dropped"]`` counts them), for a label file known to cover more items.
 
     Returns
     -------
@@ -105,8 +108,11 @@ def read_human_labels(source, *, items=None, score_range=None, columns=None, whe
         raise InputError(where_label, "holds no label" + (f" where {keep}" if keep else ""),
                          "one row per human label")
     labels = _checked(frame, where_label, mapping, score_range)
-    labels = _known_items(labels, frame, items, where_label, mapping)
-    return labels.reset_index(drop=True)
+    labels = _known_items(labels, frame, items, where_label, mapping, unknown_items)
+    dropped = labels.attrs.get("dropped", 0)
+    labels = labels.reset_index(drop=True)
+    labels.attrs = {"dropped": dropped}
+    return labels
 
 
 def _label(source) -> str:
@@ -168,8 +174,8 @@ def _checked(frame: pd.DataFrame, where, mapping: dict, score_range) -> pd.DataF
     return out
 
 
-def _known_items(labels: pd.DataFrame, frame: pd.DataFrame, items, where, mapping: dict
-                 ) -> pd.DataFrame:
+def _known_items(labels: pd.DataFrame, frame: pd.DataFrame, items, where, mapping: dict,
+                 unknown_items: str = "error") -> pd.DataFrame:
     """Refuse labels of items the panel lacks; expand ``*`` to the item's languages."""
     if items is None:
         return labels
@@ -179,12 +185,18 @@ def _known_items(labels: pd.DataFrame, frame: pd.DataFrame, items, where, mappin
     else:
         pairs, known = None, {str(i) for i in items}
     unknown = ~labels["item"].isin(known).to_numpy()
+    if unknown_items not in ("error", "drop"):
+        raise ValueError(f"unknown_items must be 'error' or 'drop', got {unknown_items!r}")
+    dropped = int(unknown.sum()) if unknown_items == "drop" else 0
+    if dropped:
+        labels, frame, unknown = labels[~unknown], frame[~unknown], unknown[~unknown]
     if unknown.any():
         example = ", ".join(sorted(known)[:3])
         raise _fail(where, f"label(s) of items the panel lacks"
                     f"{column_names.in_column('item', mapping)}",
                     f"labels of the panel's items only (e.g. {example})", frame, unknown, mapping)
     if pairs is None:
+        labels.attrs["dropped"] = dropped
         return labels
     every = labels["language"] == EVERY_LANGUAGE
     own = labels[~every]
@@ -201,6 +213,7 @@ def _known_items(labels: pd.DataFrame, frame: pd.DataFrame, items, where, mappin
         raise InputError(where, "an item has a label for language '*' and one for its own "
                          "language from the same annotator", "one label per item, language "
                          "and annotator")
+    out.attrs["dropped"] = dropped
     return out
 
 

@@ -1,0 +1,11 @@
+"""Human labels beside the judges: prediction-powered estimates per language (PPI++ with power
+tuning, for the finite set of a panel's items), the predictors they use and a random subset of
+the labels."""
+from .estimates import LabelEstimates, differences, label_estimates
+from .ppi import MeanEstimate, classical_mean, ppi_mean, tuned_lambda, z_quantile
+from .predictors import KINDS, by_language, cross_fit, fixed_predictors
+from .sampling import sample_labels
+
+__all__ = ["KINDS", "LabelEstimates", "MeanEstimate", "by_language", "classical_mean",
+           "cross_fit", "differences", "fixed_predictors", "label_estimates", "ppi_mean",
+           "sample_labels", "tuned_lambda", "z_quantile"]
