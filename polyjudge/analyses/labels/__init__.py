@@ -3,9 +3,9 @@ tuning, for the finite set of a panel's items), the predictors they use and a ra
 the labels."""
 from .estimates import LabelEstimates, differences, label_estimates
 from .ppi import MeanEstimate, classical_mean, ppi_mean, tuned_lambda, z_quantile
-from .predictors import KINDS, by_language, cross_fit, fixed_predictors
+from .predictors import KINDS, by_language, cross_fit, fixed_predictors, panel_predictions
 from .sampling import sample_labels
 
 __all__ = ["KINDS", "LabelEstimates", "MeanEstimate", "by_language", "classical_mean",
            "cross_fit", "differences", "fixed_predictors", "label_estimates", "ppi_mean",
-           "sample_labels", "tuned_lambda", "z_quantile"]
+           "panel_predictions", "sample_labels", "tuned_lambda", "z_quantile"]

@@ -101,3 +101,25 @@ def cross_fit(matrix: np.ndarray, labelled: np.ndarray, labels: np.ndarray, *,
         on_all += design @ coef / folds
         on_labelled[~train] = design[labelled[~train]] @ coef
     return on_all, on_labelled
+
+
+def panel_predictions(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+    """A panel's requirement verdicts or runs as predictions and the system of each item.
+
+    Requirements (``satisfied`` present): the item is ``framework|task|requirement_id`` (the
+    judge card's key), the prediction ``satisfied``. Runs: the item is ``framework|task``, the
+    prediction ``score``. The judge is the backbone, the system the framework."""
+    if "satisfied" in table:
+        on, value = ["framework", "task", "requirement_id"], "satisfied"
+    else:
+        on, value = ["framework", "task"], "score"
+    on = [c for c in on if c in table]
+    item = table[on].astype(str).agg("|".join, axis=1)
+    system = (table["framework"].astype(str) if "framework" in table
+              else pd.Series("all", index=table.index))
+    predictions = pd.DataFrame({"item": item.to_numpy(),
+                                "language": table["language"].astype(str).to_numpy(),
+                                "judge": table["backbone"].astype(str).to_numpy(),
+                                "prediction": pd.to_numeric(table[value]).to_numpy(float)})
+    systems = pd.Series(system.to_numpy(), index=item.to_numpy())
+    return predictions, systems[~systems.index.duplicated()]
