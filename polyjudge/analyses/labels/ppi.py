@@ -22,13 +22,14 @@ alone, ``lam = 1`` the original PPI (Angelopoulos et al., Science 2023).
   ``se^2 = (1 - n/N) * sum((r - mean r)^2) / (n (n - d))`` with ``r = Y - lam f``, ``d = 2`` when
   ``lam`` is tuned (``lam = cov(Y, f) / var(f)``, the regression slope, not clipped) and ``d = 1``
   when it is given. The interval is ``theta_hat +- z_{1 - alpha/2} se``. The residuals' sum of
-  squares takes four pseudo-items of weight ``pseudo`` (default 1/2) at the corners of the label
-  scale x the predictor's range, and ``n + 4 pseudo`` in its divisor: for binary labels and a
-  binary predictor with ``lam = 1`` this is Agresti and Min's adjusted Wald interval for matched
-  proportions (Statistics in Medicine 24, 2005: add 1/2 to each cell of the 2 x 2 table). It
-  keeps a sample in which the predictor happens to agree with every label from giving an
-  interval of width zero; on DevAI at n = 50 it lifts coverage from 0.91-0.93 to 0.94-0.96
-  (benchmarks/ppi_devai.py). The point estimate and ``lam`` use the real items only.
+  squares takes two pseudo-items of weight ``pseudo`` (default 1/2) whose labels are the ends
+  of the label scale and whose prediction is the predictor's mean (items it says nothing
+  about), and ``n + 2 pseudo`` in its divisor: the Agresti-Coull idea (add a success and a
+  failure; Agresti and Coull, The American Statistician 52, 1998) for the rectifier. It keeps a
+  sample in which the predictor happens to agree with every label from giving an interval of
+  width zero; on DevAI at n = 50 it lifts the coverage of the MetaGPT rate (judge and humans
+  disagree on 29 of 366 requirements) from 0.91-0.92 to 0.95 (benchmarks/ppi_devai.py). The
+  point estimate and ``lam`` use the real items only.
 
 Every function works along the last axis and broadcasts over leading ones (draws x labels in
 the benchmarks).
@@ -108,10 +109,11 @@ def ppi_mean(labels, predictions_labelled, predictions_all, *, confidence: float
         finite-population correction and the regression estimator's variance); None: the
         superpopulation interval of ``ppi_py.ppi_mean_ci``, exactly.
     pseudo : float, optional
-        Weight of each of the four corner pseudo-items in the finite population's variance
+        Weight of each of the two pseudo-items in the finite population's variance
         (module docstring); None: 1/2 with ``n_population``, 0 without (ppi_py's interval).
     label_range : (low, high), optional
-        The label scale's bounds (the corners); None: the labels' own minimum and maximum.
+        The label scale's bounds (the pseudo-items' labels); None: the labels' own minimum and
+        maximum.
     """
     y = np.asarray(labels, float)
     f = np.asarray(predictions_labelled, float)
@@ -130,9 +132,9 @@ def ppi_mean(labels, predictions_labelled, predictions_all, *, confidence: float
         weight = 0.5 if pseudo is None else float(pseudo)
     if n_population is not None or weight > 0:
         low, high = (np.min(y), np.max(y)) if label_range is None else label_range
-        corner_y = np.array([low, low, high, high], float)
-        corner_f = np.array([np.min(f_all), np.max(f_all)] * 2, float)
-        extra = corner_y - lam_ * corner_f if weight > 0 else np.zeros(y.shape[:-1] + (0,))
+        mean_f = f_all.mean(-1, keepdims=True)
+        extra = (np.array([low, high], float) - lam_ * mean_f if weight > 0
+                 else np.zeros(y.shape[:-1] + (0,)))
         total = n + weight * extra.shape[-1]
         centre = (residual.sum(-1) + weight * extra.sum(-1)) / total
         squares = (((residual - centre[..., None]) ** 2).sum(-1)
@@ -151,7 +153,7 @@ def ppi_mean(labels, predictions_labelled, predictions_all, *, confidence: float
 def classical_mean(labels, *, confidence: float = 0.95, n_population: int | None = None,
                    pseudo: float | None = None, label_range=None) -> MeanEstimate:
     """The mean of the labels alone with its normal interval (``ppi_mean`` with ``lam = 0``):
-    ``se^2 = (1 - n/N) s^2 / n`` with ``s^2`` of divisor n - 1 and the corner pseudo-items
+    ``se^2 = (1 - n/N) s^2 / n`` with ``s^2`` of divisor n - 1 and the two pseudo-items
     (finite population), or ``var / n`` of divisor n (superpopulation, as ppi_py's classical
     interval)."""
     y = np.asarray(labels, float)
