@@ -177,3 +177,24 @@ def test_llmbar_output_lengths_and_a_missing_column():
     assert ratio.iloc[0] == pytest.approx(1.0) and ratio.iloc[1:].isna().all()
     with pytest.raises(InputError, match="items.parquet.*'output_2'"):
         with_output_lengths(verdicts, texts.drop(columns="output_2"), "items.parquet")
+
+
+def test_the_page_marks_the_cells_whose_interval_excludes_zero(tmp_path):
+    from polyjudge.report.page.card import bias_parts
+    from polyjudge.report.page.results_folder import Results
+    frame, reference = pairwise_panel(np.random.default_rng(3), 200,
+                                      delta={("sw", "a"): 0.2})
+    table, tests, _ = card_bias(frame, reference, replicates=200)
+    (tmp_path / "p" / "card").mkdir(parents=True)
+    table.to_csv(tmp_path / "p" / "card" / "bias.csv", index=False)
+    tests.to_csv(tmp_path / "p" / "card" / "bias_tests.csv", index=False)
+    tables, charts, note = bias_parts(Results(tmp_path), "p")
+    assert [t["id"] for t in tables] == ["p.card_bias", "p.card_bias_tests"]
+    assert [c["id"] for c in charts] == ["p.card_bias_position", "p.card_bias_length"]
+    cells = {(r["language"], r["judge"]): r["label"]
+             for r in charts[0]["spec"]["data"]["values"]}
+    marked = {cell for cell, label in cells.items() if label.endswith("*")}
+    excludes = table[(table["bias"] == "position") & (table["language"] != ALL_LANGUAGES)
+                     & ((table["ci_low"] > 0) | (table["ci_high"] < 0))]
+    assert marked == set(zip(excludes["language"], excludes["judge"])) and ("sw", "a") in marked
+    assert "Not computed: self-preference" in note
