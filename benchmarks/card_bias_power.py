@@ -20,9 +20,10 @@ exactly (no clipping of probabilities: each stays in [0, 1] by construction).
   s x P(author a | author not theirs) / 2 = s / 6.
 
 Reported per bias and panel size, over ``--panels`` panels: ``found`` (judge a's interval in
-``sw`` excludes 0), ``power`` (judge a's language test has q < 0.05), ``flagged`` with nothing
-planted (any of the panel's language tests has q < 0.05), and ``coverage`` of the planted
-values by the 95% intervals of every language x judge cell, with the bias planted and without.
+``sw`` excludes 0), ``power`` (judge a's language test has q < 0.05), with nothing planted the
+share of panels where judge a's test has q < 0.05 (its size) and where any of the panel's
+language tests does, and ``coverage`` of the planted values by the 95% intervals of every
+language x judge cell, with the bias planted and without.
 
     python benchmarks/card_bias_power.py [--panels 300] [--items 100 200 400]
 """
@@ -120,13 +121,14 @@ def panel(rng, bias, n_items, size):
     return self_preference(rng, n_items, size)
 
 
-def study(bias, n_items, panels, replicates, seed):
-    """(found, power, coverage) with the bias planted and (flagged, coverage) without."""
+def study(bias, n_items, panels, replicates, seed, null_only=False):
+    """(found, judge a's test rejects, coverage, any test rejects) with the bias planted
+    (True) and without (False)."""
     name = {"self-preference": "self_preference"}.get(bias, bias.split()[0])
     rng = np.random.default_rng(seed)
     out = {}
-    for planted in (True, False):
-        hits, rejects, covered = [], [], []
+    for planted in (True, False) if not null_only else (False,):
+        hits, rejects, covered, anywhere = [], [], [], []
         for p in range(panels):
             frame, reference, truth = panel(rng, bias, n_items, SIZES[bias] if planted else 0.0)
             if not planted:
@@ -140,9 +142,10 @@ def study(bias, n_items, panels, replicates, seed):
             sw_a = cells[(cells["language"] == "sw") & (cells["judge"] == "a")].iloc[0]
             hits.append(sw_a["ci_low"] > 0 or sw_a["ci_high"] < 0)
             rejects.append(bool((tests["judge"] == "a").any()
-                                and tests.loc[tests["judge"] == "a", "q_value"].iloc[0] < 0.05)
-                           if planted else bool((tests["q_value"] < 0.05).any()))
-        out[planted] = (float(np.mean(hits)), float(np.mean(rejects)), float(np.mean(covered)))
+                                and tests.loc[tests["judge"] == "a", "q_value"].iloc[0] < 0.05))
+            anywhere.append(bool((tests["q_value"] < 0.05).any()))
+        out[planted] = (float(np.mean(hits)), float(np.mean(rejects)), float(np.mean(covered)),
+                        float(np.mean(anywhere)))
     return out
 
 
@@ -152,17 +155,22 @@ def main(argv=None):
     parser.add_argument("--items", type=int, nargs="+", default=[100, 200, 400])
     parser.add_argument("--replicates", type=int, default=500)
     parser.add_argument("--bias", nargs="+", default=list(SIZES))
+    parser.add_argument("--null-only", action="store_true",
+                        help="only the panels with nothing planted (size and coverage)")
     args = parser.parse_args(argv)
-    print("| bias (planted in sw, judge a) | items | found | power | coverage | "
-          "flagged, none planted | coverage, none planted |")
-    print("|---|---|---|---|---|---|---|")
+    print("| bias (planted in sw, judge a) | items | found | power | coverage | judge a's "
+          "test rejects, none planted | any test rejects, none planted | coverage, none "
+          "planted |")
+    print("|---|---|---|---|---|---|---|---|")
     for bias in args.bias:
         for n_items in args.items:
             started = time.process_time()
-            out = study(bias, n_items, args.panels, args.replicates, seed=n_items)
-            (found, power, cover), (_, flagged, cover0) = out[True], out[False]
+            out = study(bias, n_items, args.panels, args.replicates, seed=n_items,
+                        null_only=args.null_only)
+            found, power, cover, _ = out.get(True, (np.nan,) * 4)
+            _, size, cover0, flagged = out[False]
             print(f"| {bias} {SIZES[bias]:+g} | {n_items} | {found:.2f} | {power:.2f} | "
-                  f"{cover:.3f} | {flagged:.3f} | {cover0:.3f} | "
+                  f"{cover:.3f} | {size:.3f} | {flagged:.3f} | {cover0:.3f} | "
                   f"({time.process_time() - started:.0f} s CPU)", flush=True)
 
 

@@ -12,6 +12,8 @@ unit the bootstrap resamples; default the item), and the columns each bias names
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -91,7 +93,8 @@ def _intervals(reps, confidence, n_cells):
         return np.full(n_cells, np.nan), np.full(n_cells, np.nan)
     finite = np.isfinite(reps)
     tail = (1.0 - confidence) / 2.0 * 100
-    with np.errstate(invalid="ignore"):
+    with warnings.catch_warnings():  # a cell undefined in every replicate: NaN, said below
+        warnings.simplefilter("ignore", RuntimeWarning)
         low, high = np.nanpercentile(np.where(finite, reps, np.nan), [tail, 100 - tail], axis=0)
     enough = finite.mean(axis=0) >= 0.9
     return np.where(enough, low, np.nan), np.where(enough, high, np.nan)
