@@ -30,7 +30,7 @@ TEST_COLUMNS = [
 BIAS_COLUMNS = [
     col("language", type="text"), col("judge", type="text"), col("bias", type="text"),
     col("estimate"),
-    col("ci", "95% interval (measured coverage 0.93-0.96)", "interval", low="ci_low",
+    col("ci", "95% interval (measured coverage 0.93-0.95)", "interval", low="ci_low",
         high="ci_high"),
     col("excludes_zero", "interval excludes 0", "bool"),
     col("n_items", "units", "int"), col("n_clusters", "clusters", "int"),
