@@ -207,4 +207,6 @@ def run(args) -> str:
                            & card.agreement["measure"].str.startswith("cohen_kappa")]
     said = (f"; Cohen's kappa with the reference {kappa['estimate'].min():.3f} to "
             f"{kappa['estimate'].max():.3f}" if len(kappa) else "; no reference: among judges")
-    return f"wrote {out / 'agreement.csv'} ({len(card.agreement)} rows){said}"
+    biases = ", ".join(pd.unique(card.bias["bias"])) or "none"
+    return (f"wrote {out / 'agreement.csv'} ({len(card.agreement)} rows){said}; biases: "
+            f"{biases} ({out / 'bias.csv'})")

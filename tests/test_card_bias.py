@@ -198,3 +198,24 @@ def test_the_page_marks_the_cells_whose_interval_excludes_zero(tmp_path):
                      & ((table["ci_low"] > 0) | (table["ci_high"] < 0))]
     assert marked == set(zip(excludes["language"], excludes["judge"])) and ("sw", "a") in marked
     assert "Not computed: self-preference" in note
+
+
+def test_the_card_command_writes_the_biases(tmp_path):
+    from polyjudge.cli import main
+    rng = np.random.default_rng(2)
+    rows = [pd.DataFrame({"q": np.arange(40), "lang": lang, "model": judge,
+                          "chars": rng.integers(50, 500, 40),
+                          "writer": rng.choice(["gpt-x", "claude-y"], 40),
+                          "score": rng.integers(1, 6, 40)})
+            for lang in ("en", "de") for judge in ("gpt-j", "claude-j")]
+    pd.concat(rows).to_csv(tmp_path / "v.csv", index=False)
+    assert main(["card", str(tmp_path / "v.csv"), "--item", "q", "--language", "lang", "--judge",
+          "model", "--verdict", "score", "--length", "chars", "--author", "writer",
+          "--family", "gpt-j=openai", "--family", "gpt-x=openai", "--family",
+          "claude-j=anthropic", "--family", "claude-y=anthropic", "--replicates", "50",
+          "-o", str(tmp_path / "out")]) == 0
+    bias = pd.read_csv(tmp_path / "out" / "bias.csv")
+    assert list(bias.columns) == BIAS_COLUMNS
+    assert set(bias["bias"]) == {"length", "self_preference"}
+    tests = pd.read_csv(tmp_path / "out" / "bias_tests.csv")
+    assert list(tests.columns) == BIAS_TEST_COLUMNS and len(tests) == 4
