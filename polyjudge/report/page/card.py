@@ -176,7 +176,8 @@ def bias_heatmap(cid: str, rows: pd.DataFrame, bias: str) -> dict:
                       "scale": {"scheme": "blueorange", "domain": [-extent, extent],
                                 "domainMid": 0}},
             "tooltip": tooltip}},
-        {"mark": {"type": "text", "fontSize": 10}, "encoding": {"text": {"field": "label", "type": "nominal"}}}],
+        {"mark": {"type": "text", "fontSize": 10},
+         "encoding": {"text": {"field": "label", "type": "nominal"}}}],
         "width": {"step": 64}, "height": {"step": 26}}, data)
     unit = str(rows["unit"].iloc[0])
     return _chart(cid, f"{bias.replace('_', '-').capitalize()} bias by language and judge "
