@@ -219,3 +219,13 @@ def test_the_card_command_writes_the_biases(tmp_path):
     assert set(bias["bias"]) == {"length", "self_preference"}
     tests = pd.read_csv(tmp_path / "out" / "bias_tests.csv")
     assert list(tests.columns) == BIAS_TEST_COLUMNS and len(tests) == 4
+
+
+def test_the_page_shows_no_empty_bias_table_and_says_why(tmp_path):
+    from polyjudge.report.page.card import bias_parts
+    from polyjudge.report.page.results_folder import Results
+    (tmp_path / "p" / "card").mkdir(parents=True)
+    pd.DataFrame(columns=BIAS_COLUMNS).to_csv(tmp_path / "p" / "card" / "bias.csv", index=False)
+    tables, charts, note = bias_parts(Results(tmp_path), "p")
+    assert tables == [] and charts == []
+    assert note.count("needs") == 3
