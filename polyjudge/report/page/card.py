@@ -191,9 +191,10 @@ def bias_parts(res: Results, name: str) -> tuple[list, list, str]:
     if bias is None:
         return [], [], ""
     bias = bias.assign(excludes_zero=(bias["ci_low"] > 0) | (bias["ci_high"] < 0))
-    tables = [] if bias.empty else [table(f"{name}.card_bias", "Biases: position, length, self-preference",
-                    f"{name}/card/bias.csv", bias, BIAS_COLUMNS, PER_LANGUAGE,
-                    {"language": ["language"], "backbone": ["judge"]})]
+    tables = [] if bias.empty else [
+        table(f"{name}.card_bias", "Biases: position, length, self-preference",
+              f"{name}/card/bias.csv", bias, BIAS_COLUMNS, PER_LANGUAGE,
+              {"language": ["language"], "backbone": ["judge"]})]
     tests = res.csv(f"{name}/card/bias_tests.csv")
     if tests is not None and len(tests):
         tables.append(table(f"{name}.card_bias_tests", "Does a bias differ between languages?",
