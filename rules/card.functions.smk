@@ -11,16 +11,19 @@ def card_targets():
     return expand(
         "results/{panel}/card/{name}",
         panel=card_panels(),
-        name=["agreement.csv", "language_tests.csv"],
+        name=["agreement.csv", "language_tests.csv", "bias.csv", "bias_tests.csv"],
     )
 
 
 def card_inputs(wildcards):
-    """A pairwise panel's judgments (from rule judge_ls), or a score panel's requirement
-    verdicts and its reference labels."""
+    """A pairwise panel's judgments (from rule judge_ls) and its items' texts (for the length
+    bias), or a score panel's requirement verdicts and its reference labels."""
     panel = PANELS[wildcards.panel]
     if panel["kind"] == "pairwise_verdicts":
-        return {"choices": f"results/{wildcards.panel}/judge_ls/choices.parquet"}
+        inputs = {"choices": f"results/{wildcards.panel}/judge_ls/choices.parquet"}
+        if panel["card_bias"]["texts"]:
+            inputs["texts"] = data_input(panel["card_bias"]["texts"])
+        return inputs
     if panel["kind"] == "preference_margins":
         return {"runs": f"results/{wildcards.panel}/runs.parquet"}
     inputs = {"requirements": f"results/{wildcards.panel}/requirements.parquet"}

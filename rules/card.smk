@@ -1,5 +1,6 @@
 # The judge card: is each judge right, in each language? Agreement with the panel's reference
-# and among the judges, per language x judge (docs/methods.md section 11).
+# and among the judges, and the judges' biases, per language x judge (docs/methods.md section
+# 11).
 
 
 include: "card.functions.smk"
@@ -16,6 +17,8 @@ rule card:
             subcategory="{panel}",
         ),
         tests="results/{panel}/card/language_tests.csv",
+        bias="results/{panel}/card/bias.csv",
+        bias_tests="results/{panel}/card/bias_tests.csv",
     log:
         "results/{panel}/logs/card.log",
     benchmark:

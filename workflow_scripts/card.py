@@ -1,11 +1,14 @@
-"""The judge card (results/{panel}/card/): agreement with the reference and among the judges."""
+"""The judge card (results/{panel}/card/): agreement with the reference and among the judges,
+and the judges' biases."""
 import logging
 
 import pandas as pd
 
 from polyjudge.analyses.card import (choice_verdicts, headline, judge_card, margin_verdicts,
-                                     reference_labels, requirement_verdicts)
+                                     reference_labels, requirement_verdicts,
+                                     with_output_lengths)
 from polyjudge.data import io
+from polyjudge.data.errors import InputError
 from polyjudge.scripting import run_step, write_csv
 
 log = logging.getLogger("polyjudge.card")
@@ -13,6 +16,7 @@ log = logging.getLogger("polyjudge.card")
 
 def main(smk):
     panel, settings = smk.params.panel, smk.params.settings
+    biases = panel["card_bias"]
     reference = comparison = None
     languages, judges = panel.get("languages"), panel.get("backbones")
     if "choices" in smk.input.keys():  # pairwise verdicts: the gold answer is the reference
@@ -20,12 +24,27 @@ def main(smk):
         languages, judges = panel.get("conditions"), None
         log.info("%d pairwise judgments with a usable verdict against their gold answer "
                  "(tie probes left out)", len(verdicts))
+        if "texts" in smk.input.keys():
+            verdicts = with_output_lengths(verdicts, io.read_table(smk.input.texts,
+                                                                   text=("subset",)),
+                                           smk.input.texts)
+            log.info("output lengths of %s: %d of %d judgments have both outputs' lengths",
+                     smk.input.texts, verdicts["log2_length_ratio"].notna().sum(),
+                     len(verdicts))
     elif "runs" in smk.input.keys():  # preference margins: is the chosen response preferred?
         verdicts, reference = margin_verdicts(pd.read_parquet(smk.input.runs))
         log.info("%d margins: each judge's verdict on the chosen side (1 chosen higher, 0 tie, "
                  "-1 rejected higher) against the preference labels", len(verdicts))
     else:
-        verdicts = requirement_verdicts(io.read_table(smk.input.requirements))
+        requirements = io.read_table(smk.input.requirements)
+        verdicts = requirement_verdicts(requirements)
+        author = biases["author_column"]
+        if author:
+            if author not in requirements:
+                raise InputError(smk.input.requirements, f"no column {author!r}",
+                                 "the author of each answer (card_bias.author_column); the "
+                                 f"table has {list(requirements.columns)}")
+            verdicts["author"] = requirements[author].astype(str).to_numpy()
     if panel.get("reference_labels"):
         spec = panel["reference_labels"]
         table = io.read_table(smk.input.reference, text=tuple(spec["keys"]))
@@ -37,7 +56,7 @@ def main(smk):
     card = judge_card(verdicts, reference, level=level,
                       replicates=settings["replicates"], seed=settings["seed"],
                       confidence=settings["confidence"], languages=languages,
-                      judges=judges, comparison=comparison)
+                      judges=judges, comparison=comparison, families=biases["families"])
     rows, label = headline(card.agreement)
     rows = rows[rows["judge"].isin(verdicts["judge"].unique())]  # the panel's own judges
     if len(rows):
@@ -45,8 +64,18 @@ def main(smk):
                  "judge cells", label, rows["estimate"].min(), rows["estimate"].max(), len(rows))
     else:
         log.info("no reference labels: the card gives agreement among the judges only")
+    for bias, reason in card.bias_not_computed.items():
+        log.info("bias %s not computed: %s", bias, reason)
+    for bias, rows in card.bias.groupby("bias", sort=False):
+        shown = rows[rows["language"].isin(verdicts["language"].unique())]
+        excludes = ((shown["ci_low"] > 0) | (shown["ci_high"] < 0)).sum()
+        log.info("bias %s (%s): %.3f to %.3f over %d language x judge cells, %d intervals "
+                 "exclude 0", bias, rows["unit"].iloc[0], shown["estimate"].min(),
+                 shown["estimate"].max(), len(shown), excludes)
     write_csv(card.agreement, smk.output.agreement)
     write_csv(card.language_tests, smk.output.tests)
+    write_csv(card.bias, smk.output.bias)
+    write_csv(card.bias_tests, smk.output.bias_tests)
 
 
 run_step(main, snakemake)

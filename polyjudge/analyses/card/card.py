@@ -3,7 +3,7 @@ and the card itself (agreement with the reference and among the judges, per lang
 with the test of a difference between languages)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -11,6 +11,7 @@ import pandas as pd
 from ...data.errors import InputError
 from .agreement import (ALL_LANGUAGES, TEST_COLUMNS, language_tests, panel_agreement,
                         reference_agreement)
+from .bias import BIAS_COLUMNS, BIAS_TEST_COLUMNS, card_bias
 
 COLUMNS = ["language", "judge", "versus", "measure", "estimate", "ci_low", "ci_high",
            "n_items", "n_clusters"]
@@ -22,11 +23,18 @@ class JudgeCard:
     """``agreement``: one row per language x judge x measure (``versus``: ``reference``, ``panel``
     or the other judge of a pair), estimate and cluster-bootstrap interval; ``language_tests``:
     per judge and measure against the reference, the Wald test of a difference between
-    languages with its Benjamini-Hochberg q-value; ``has_reference``."""
+    languages with its Benjamini-Hochberg q-value; ``has_reference``; ``bias``: one row per
+    language x judge x bias (position, length, self_preference) the inputs allow, estimate,
+    interval and ``unit``; ``bias_tests``: per judge and bias, the test of a difference between
+    languages; ``bias_not_computed``: bias -> why the inputs do not allow it."""
 
     agreement: pd.DataFrame
     language_tests: pd.DataFrame
     has_reference: bool
+    bias: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=BIAS_COLUMNS))
+    bias_tests: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=BIAS_TEST_COLUMNS))
+    bias_not_computed: dict = field(default_factory=dict)
 
 
 def item_key(frame: pd.DataFrame, on) -> pd.Series:
@@ -53,8 +61,9 @@ agrees with a gold answer)."""
 def choice_verdicts(choices: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     """Pairwise judgments (``judge_ls/choices.parquet``) as verdicts and their reference: a
     unit is an item in one order (its cluster the item), the language its condition, the
-    verdict the output chosen (a tie a category of its own) and the reference the gold output.
-    Tie probes (gold ``Tie``) and judgments without a usable verdict are left out."""
+    verdict the output chosen (a tie a category of its own), ``first_output`` the output shown
+    first (1 in the original order, 2 swapped) and the reference the gold output. Tie probes
+    (gold ``Tie``) and judgments without a usable verdict are left out."""
     gold = choices["gold"].astype(str)
     keep = gold.isin(["1", "2"]) & choices["valid"].astype(bool)
     rows = choices[keep]
@@ -63,9 +72,33 @@ def choice_verdicts(choices: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     verdicts = pd.DataFrame({"item": unit.to_numpy(), "cluster": item.to_numpy(),
                              "language": rows["condition"].astype(str).to_numpy(),
                              "judge": rows["judge"].astype(str).to_numpy(),
-                             "verdict": rows["choice"].astype(str).map(CHOICE_CODES).to_numpy()})
+                             "verdict": rows["choice"].astype(str).map(CHOICE_CODES).to_numpy(),
+                             "first_output": np.where(rows["order"].astype(str) == "swapped",
+                                                      2.0, 1.0)})
     reference = pd.Series(gold[keep].astype(float).to_numpy(), index=unit.to_numpy())
     return verdicts, reference[~reference.index.duplicated()]
+
+
+def with_output_lengths(verdicts: pd.DataFrame, texts: pd.DataFrame, source: str
+                        ) -> pd.DataFrame:
+    """:func:`choice_verdicts` with ``log2_length_ratio``: log2 of the length of output 1 over
+    that of output 2, in characters, from a table of the items' texts (``subset``,
+    ``item_index``, ``output_1``, ``output_2``, as ``data/llmbar/items.parquet``). An item the
+    table lacks, or an empty output, has no ratio (left out of the length bias). Refuses,
+    naming the file, a missing column."""
+    needed = ["subset", "item_index", "output_1", "output_2"]
+    missing = [c for c in needed if c not in texts]
+    if missing:
+        raise InputError(source, f"no column {', '.join(map(repr, missing))}",
+                         f"the items' texts in columns {needed} (card_bias.texts); the file "
+                         f"has {list(texts.columns)}")
+    with np.errstate(divide="ignore"):
+        ratio = np.log2(texts["output_1"].astype(str).str.len().to_numpy(float)
+                        / texts["output_2"].astype(str).str.len().to_numpy(float))
+    ratio = pd.Series(np.where(np.isfinite(ratio), ratio, np.nan),
+                      index=item_key(texts, ["subset", "item_index"]).to_numpy())
+    ratio = ratio[~ratio.index.duplicated()]
+    return verdicts.assign(log2_length_ratio=ratio.reindex(verdicts["cluster"]).to_numpy())
 
 
 def margin_verdicts(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
@@ -119,18 +152,24 @@ def reference_labels(table: pd.DataFrame, settings: dict, source: str
 def judge_card(verdicts: pd.DataFrame, reference: pd.Series | None = None,
                level: str = "nominal", replicates: int = 1000, seed: int = 0,
                confidence: float = 0.95, languages=None, judges=None,
-               comparison: pd.DataFrame | None = None) -> JudgeCard:
+               comparison: pd.DataFrame | None = None,
+               families: dict | None = None) -> JudgeCard:
     """The card of ``verdicts`` (columns item, language, judge, verdict[, cluster]) against
     ``reference`` (item -> label; None: agreement among the judges only). ``comparison``:
     verdicts of other raters (e.g. the reference file's original judge), compared with the
-    reference only, not counted in the panel's agreement."""
+    reference only, not counted in the panel's agreement. The biases come from the optional
+    columns of ``verdicts`` (``first_output``, ``log2_length_ratio`` or ``log2_length``,
+    ``author`` with ``families``: :func:`.bias.card_bias`)."""
     languages = list(languages) if languages is not None else list(
         pd.unique(verdicts["language"]))
+    bias, bias_tests, not_computed = card_bias(verdicts, reference, families, replicates,
+                                               seed, confidence, languages, judges)
+    biases = {"bias": bias, "bias_tests": bias_tests, "bias_not_computed": not_computed}
     among = panel_agreement(verdicts, level, replicates, seed, confidence, languages, judges)
     among = among[among["n_items"] > 0]
     if reference is None or reference.dropna().empty:
         return JudgeCard(among[COLUMNS].reset_index(drop=True),
-                         pd.DataFrame(columns=TEST_COLUMNS), False)
+                         pd.DataFrame(columns=TEST_COLUMNS), False, **biases)
     if comparison is not None and len(comparison):
         judges = list(judges if judges is not None else pd.unique(verdicts["judge"]))
         judges += [j for j in pd.unique(comparison["judge"]) if j not in judges]
@@ -141,7 +180,7 @@ def judge_card(verdicts: pd.DataFrame, reference: pd.Series | None = None,
     tests = language_tests(with_reference, per_language, languages)
     tests = tests[tests["df"] > 0].reset_index(drop=True)
     agreement = pd.concat([with_reference, among], ignore_index=True)[COLUMNS]
-    return JudgeCard(agreement, tests, True)
+    return JudgeCard(agreement, tests, True, **biases)
 
 
 HEADLINES = (("cohen_kappa", "kappa"), ("cohen_kappa_quadratic", "weighted kappa"),

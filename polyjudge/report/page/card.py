@@ -1,11 +1,14 @@
 """The judge card on the results page: the section that leads a panel (agreement with the
-reference per judge x language as a heatmap, the agreement and language-test tables) and the
-verdict's first sentences, read from ``card/agreement.csv`` and ``card/language_tests.csv``."""
+reference per judge x language as a heatmap, the agreement and language-test tables, the
+biases with the cells whose interval excludes 0 marked) and the verdict's first sentences,
+read from ``card/agreement.csv``, ``card/language_tests.csv``, ``card/bias.csv`` and
+``card/bias_tests.csv``."""
 from __future__ import annotations
 
 import pandas as pd
 
-from ...analyses.card import headline
+from ...analyses.card import ALL_LANGUAGES, headline
+from ...analyses.card.bias import NOT_COMPUTED
 from .charts import _chart, _order, _spec
 from .results_folder import PER_LANGUAGE, POOLED, Results, _records, col, table
 
@@ -20,6 +23,20 @@ AGREEMENT_COLUMNS = [
     col("n_items", "items", "int"), col("n_clusters", "clusters", "int")]
 TEST_COLUMNS = [
     col("judge", type="text"), col("measure", type="text"), col("lowest", type="text"),
+    col("highest", type="text"), col("range"), col("statistic", "Wald statistic"),
+    col("df", type="int"), col("p_value", "p", "p"), col("q_value", "q (BH)", "p")]
+
+
+BIAS_COLUMNS = [
+    col("language", type="text"), col("judge", type="text"), col("bias", type="text"),
+    col("estimate"),
+    col("ci", "95% interval (measured coverage 0.93-0.95)", "interval", low="ci_low",
+        high="ci_high"),
+    col("excludes_zero", "interval excludes 0", "bool"),
+    col("n_items", "units", "int"), col("n_clusters", "clusters", "int"),
+    col("unit", "what the estimate is", "text")]
+BIAS_TEST_COLUMNS = [
+    col("judge", type="text"), col("bias", type="text"), col("lowest", type="text"),
     col("highest", type="text"), col("range"), col("statistic", "Wald statistic"),
     col("df", type="int"), col("p_value", "p", "p"), col("q_value", "q (BH)", "p")]
 
@@ -116,6 +133,9 @@ def card_section(res: Results, name: str) -> dict | None:
                             {"backbone": ["judge"]}))
     kappa, label = headline(agreement)
     charts_ = [card_heatmap(f"{name}.card_heatmap", kappa, label)] if len(kappa) else []
+    bias_tables, bias_charts, bias_note = bias_parts(res, name)
+    tables += bias_tables
+    charts_ += bias_charts
     note = ("Is each judge right, in each language? Agreement with the panel's reference labels "
             "(versus = reference: percent agreement, Cohen's kappa, Gwet's AC1, Krippendorff's "
             "alpha) and among the judges (versus = panel: Krippendorff's alpha and Fleiss' "
@@ -123,6 +143,70 @@ def card_section(res: Results, name: str) -> dict | None:
             "a bootstrap over clusters (a task's items together). The language tests ask "
             "whether a judge's agreement with the reference is the same in every language "
             "(Wald test on the bootstrap covariance, Benjamini-Hochberg q). The ranking below "
-            "is by mean score: leniency unless these judges agree with the reference.")
+            "is by mean score: leniency unless these judges agree with the reference."
+            + bias_note)
     return {"id": "card", "title": "Judge card", "note": note, "facts": None,
             "tables": tables, "charts": charts_, "warning": ""}
+
+
+def bias_heatmap(cid: str, rows: pd.DataFrame, bias: str) -> dict:
+    """One bias per judge x language on a scale centred on 0; a cell whose interval excludes 0
+    carries a star after its estimate; the tooltip carries the interval and the units."""
+    data = _records(rows, ["language", "judge", "estimate", "ci_low", "ci_high", "n_items",
+                           "excludes_zero"])
+    for row in data:
+        row["language"], row["judge"] = str(row["language"]), str(row["judge"])
+        row["label"] = ("" if row["estimate"] is None else
+                        f"{row['estimate']:.2f}" + ("*" if row["excludes_zero"] else ""))
+    extent = float(rows["estimate"].abs().max()) or 1.0
+    tooltip = [{"field": "language"}, {"field": "judge"},
+               {"field": "estimate", "type": "quantitative", "format": ".3f", "title": bias},
+               {"field": "ci_low", "type": "quantitative", "format": ".3f",
+                "title": "interval low"},
+               {"field": "ci_high", "type": "quantitative", "format": ".3f",
+                "title": "interval high"},
+               {"field": "n_items", "type": "quantitative", "title": "units"}]
+    encoding = {"x": {"field": "judge", "type": "nominal", "sort": _order(rows, "judge"),
+                      "title": None, "axis": {"labelAngle": -30}},
+                "y": {"field": "language", "type": "nominal", "sort": _order(rows, "language"),
+                      "title": None, "axis": {"labelLimit": 400}}}
+    spec = _spec({"encoding": encoding, "layer": [
+        {"mark": "rect", "encoding": {
+            "color": {"field": "estimate", "type": "quantitative", "title": bias,
+                      "scale": {"scheme": "blueorange", "domain": [-extent, extent],
+                                "domainMid": 0}},
+            "tooltip": tooltip}},
+        {"mark": {"type": "text", "fontSize": 10},
+         "encoding": {"text": {"field": "label", "type": "nominal"}}}],
+        "width": {"step": 64}, "height": {"step": 26}}, data)
+    unit = str(rows["unit"].iloc[0])
+    return _chart(cid, f"{bias.replace('_', '-').capitalize()} bias by language and judge "
+                  f"({unit}; * interval excludes 0)", spec)
+
+
+def bias_parts(res: Results, name: str) -> tuple[list, list, str]:
+    """The biases' tables, one heatmap per bias, and the note's sentence on them (which are
+    not computed, and why)."""
+    bias = res.csv(f"{name}/card/bias.csv")
+    if bias is None:
+        return [], [], ""
+    bias = bias.assign(excludes_zero=(bias["ci_low"] > 0) | (bias["ci_high"] < 0))
+    tables = [] if bias.empty else [
+        table(f"{name}.card_bias", "Biases: position, length, self-preference",
+              f"{name}/card/bias.csv", bias, BIAS_COLUMNS, PER_LANGUAGE,
+              {"language": ["language"], "backbone": ["judge"]})]
+    tests = res.csv(f"{name}/card/bias_tests.csv")
+    if tests is not None and len(tests):
+        tables.append(table(f"{name}.card_bias_tests", "Does a bias differ between languages?",
+                            f"{name}/card/bias_tests.csv", tests, BIAS_TEST_COLUMNS, POOLED,
+                            {"backbone": ["judge"]}))
+    charts_ = [bias_heatmap(f"{name}.card_bias_{kind}", rows, kind)
+               for kind, rows in bias[bias["language"] != ALL_LANGUAGES].groupby(
+                   "bias", sort=False)]
+    absent = [f"{kind.replace('_', '-')} ({reason})" for kind, reason in NOT_COMPUTED.items()
+              if kind not in set(bias["bias"])]
+    note = (" Biases (docs/methods.md section 11): a cell whose 95% interval excludes 0 is "
+            "marked; the bias tests ask whether a judge's bias is the same in every language.")
+    if absent:
+        note += " Not computed: " + "; ".join(absent) + "."
+    return tables, charts_, note
