@@ -1,0 +1,157 @@
+"""The label plan: where each language's labels stand, and the next batch to label
+(docs/methods.md, "The label-plan loop"; ``polyjudge label-plan`` and the workflow's rule
+``label_plan``).
+
+Inputs are tidy tables. ``predictions``: one row per item and language with the judges'
+``prediction`` (their mean score) and ``spread`` (their standard deviation), from
+:func:`item_predictions`. ``labels``: the human labels so far, one row per item and language
+in the order they were labelled (column ``label``; ``probability``, the chance that one draw
+picked the item, or none for labels drawn uniformly). :func:`label_progress` gives each
+language's anytime-valid interval and the forecast of the labels it still needs;
+:func:`next_batch` draws the next items, never one already labelled.
+"""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pandas as pd
+
+from . import active, anytime
+
+PROGRESS_COLUMNS = ["language", "n_items", "n_labels", "estimate", "lower", "upper",
+                    "halfwidth", "target_halfwidth", "met", "labels_needed", "next_batch",
+                    "sampling"]
+BATCH_COLUMNS = ["item", "language", "probability", "label"]
+
+
+def item_predictions(runs: pd.DataFrame, item: str = "task", language: str = "language",
+                     judge: str = "backbone", score: str = "score") -> pd.DataFrame:
+    """Each item's prediction and the judges' spread, per language, from a run table (one
+    row per score; several runs of one judge are averaged first): ``prediction`` the mean
+    over the judges, ``spread`` their standard deviation (ddof 0)."""
+    per_judge = (runs.groupby([item, language, judge], sort=False, observed=True)[score]
+                 .mean().rename("score").reset_index())
+    grouped = per_judge.groupby([item, language], sort=False, observed=True)["score"]
+    out = pd.DataFrame({"prediction": grouped.mean(), "spread": grouped.std(ddof=0)})
+    out = out.reset_index().rename(columns={item: "item", language: "language"})
+    out["spread"] = out["spread"].fillna(0.0)
+    return out.sort_values(["language", "item"], kind="stable").reset_index(drop=True)
+
+
+def _joined(predictions: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+    """Labels (in their order) with their item's prediction, spread and the language's item
+    count; one label per item and language (annotators averaged)."""
+    labels = labels.copy()
+    if "probability" not in labels:
+        labels["probability"] = np.nan
+    labels["order"] = np.arange(len(labels))
+    grouped = labels.groupby(["item", "language"], sort=False, observed=True)
+    labels = grouped.agg(label=("label", "mean"), probability=("probability", "first"),
+                         order=("order", "min")).reset_index().sort_values("order")
+    joined = labels.merge(predictions, on=["item", "language"], how="inner", validate="1:1")
+    n_items = predictions.groupby("language", observed=True).size().rename("n_items")
+    joined = joined.merge(n_items, left_on="language", right_index=True)
+    joined["probability"] = joined["probability"].fillna(1.0 / joined["n_items"])
+    return joined
+
+
+def label_progress(predictions: pd.DataFrame, labels: pd.DataFrame, *, level: float = 0.95,
+                   target_halfwidth=None, tuned_for: float = 200, batch: int = 20,
+                   label_range=None, sampling: str = "active") -> pd.DataFrame:
+    """Per language (:data:`PROGRESS_COLUMNS`): the labels so far, the anytime-valid
+    prediction-powered mean after the last of them (:func:`.anytime.anytime_ppi`, the labels
+    in their order), whether its half-width meets ``target_halfwidth`` (a number, or a
+    mapping language -> number; None: no target), the forecast of the labels still needed
+    (:func:`.anytime.labels_needed`, in whole batches; -1: out of reach) and the size of the
+    next batch (0 once the target is met)."""
+    alpha = 1.0 - level
+    joined = _joined(predictions, labels)
+    rows = []
+    for lang, preds in predictions.groupby("language", sort=False, observed=True):
+        got = joined[joined["language"] == lang]
+        n = len(got)
+        fbar = float(preds["prediction"].mean())
+        est = lower = upper = np.nan
+        sd = np.nan
+        if n:
+            w = 1.0 / (len(preds) * got["probability"].to_numpy())
+            y, f = got["label"].to_numpy(), got["prediction"].to_numpy()
+            e, lo, up = anytime.anytime_ppi(y[:, None], f[:, None], w[:, None], fbar,
+                                            alpha=alpha, tuned_for=tuned_for,
+                                            label_range=label_range)
+            est, lower, upper = float(e[-1, 0]), float(lo[-1, 0]), float(up[-1, 0])
+            if n >= 2:
+                lam, shift = anytime.tuned_coefficients(w * y, w * f - fbar, w - 1.0, axis=0)
+                sd = float(np.std(anytime.influence_terms(y, f, w, fbar, lam, shift), ddof=1))
+        if not np.isfinite(sd) and label_range is not None:
+            sd = (label_range[1] - label_range[0]) / 2.0     # nothing seen: the widest spread
+        target = (target_halfwidth.get(lang) if isinstance(target_halfwidth, dict)
+                  else target_halfwidth)
+        half = (upper - lower) / 2.0 if n else np.inf
+        met = bool(target is not None and half <= target)
+        needed = (int(anytime.labels_needed(sd, target, n, alpha, tuned_for, batch))
+                  if target is not None and np.isfinite(sd) else None)
+        if needed == 0 and not met:     # the forecast's sd is below the sequence's so far
+            needed = int(batch)
+        left = len(preds) - n
+        rows.append({"language": lang, "n_items": len(preds), "n_labels": n, "estimate": est,
+                     "lower": lower, "upper": upper, "halfwidth": half,
+                     "target_halfwidth": np.nan if target is None else float(target),
+                     "met": met, "labels_needed": needed,
+                     "next_batch": 0 if met else min(int(batch), left), "sampling": sampling})
+    out = pd.DataFrame(rows, columns=PROGRESS_COLUMNS)
+    out["labels_needed"] = out["labels_needed"].astype("Int64")
+    return out
+
+
+def batch_seed(seed: int, language: str, n_labels: int) -> list[int]:
+    """The seed of a language's next batch: the same labels give the same batch on every
+    run, and each new batch of labels a fresh draw."""
+    return [int(seed), zlib.crc32(str(language).encode()), int(n_labels)]
+
+
+def next_batch(predictions: pd.DataFrame, labels: pd.DataFrame, sizes: dict, *,
+               sampling: str = "active", uniform_share: float = active.UNIFORM_SHARE,
+               seed: int = 0) -> pd.DataFrame:
+    """The next items to label (:data:`BATCH_COLUMNS`, ``label`` empty): ``sizes[language]``
+    items per language, drawn with :func:`.active.sampling_probabilities` (the error model
+    refitted on the language's labels; uniform until :data:`.active.PILOT_MIN` labels) and
+    never an item already labelled; ``probability`` is the chance one draw picks the item,
+    which the estimator weights by once the label is in."""
+    joined = _joined(predictions, labels)
+    parts = []
+    for lang, preds in predictions.groupby("language", sort=False, observed=True):
+        size = int(sizes.get(lang, 0))
+        if size <= 0:
+            continue
+        got = joined[joined["language"] == lang]
+        spread = preds["spread"].to_numpy()
+        shared, scale = np.nan, np.nan
+        if sampling == "active" and len(got):
+            shared, scale = active.error_model(
+                got["label"].to_numpy(), got["prediction"].to_numpy(),
+                got["spread"].to_numpy(), 1.0 / (len(preds) * got["probability"].to_numpy()))
+        p = active.sampling_probabilities(spread, shared=shared, scale=scale,
+                                          uniform_share=uniform_share, method=sampling)
+        done = np.flatnonzero(preds["item"].isin(got["item"]).to_numpy())
+        rng = np.random.default_rng(batch_seed(seed, lang, len(got)))
+        chosen = active.draw_items(p, size, rng, exclude=done)
+        parts.append(pd.DataFrame({"item": preds["item"].to_numpy()[chosen], "language": lang,
+                                   "probability": p[chosen], "label": np.nan}))
+    if not parts:
+        return pd.DataFrame(columns=BATCH_COLUMNS)
+    return pd.concat(parts, ignore_index=True)[BATCH_COLUMNS]
+
+
+def label_plan(predictions: pd.DataFrame, labels: pd.DataFrame, *, batch: int = 20,
+               sampling: str = "active", uniform_share: float = active.UNIFORM_SHARE,
+               target_halfwidth=None, level: float = 0.95, tuned_for: float = 200,
+               label_range=None, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One turn of the loop: :func:`label_progress` and the :func:`next_batch` it asks for."""
+    progress = label_progress(predictions, labels, level=level,
+                              target_halfwidth=target_halfwidth, tuned_for=tuned_for,
+                              batch=batch, label_range=label_range, sampling=sampling)
+    sizes = dict(zip(progress["language"], progress["next_batch"]))
+    return progress, next_batch(predictions, labels, sizes, sampling=sampling,
+                                uniform_share=uniform_share, seed=seed)
