@@ -5,9 +5,9 @@ One planted language per setting (``polyjudge.analyses.labels.synthetic.planted_
 binary or ordinal labels, good, medium or useless judges); the predictor is the mean of the six
 judges' scores, the target the mean of all the items' human labels. Each simulated sequence
 draws 500 labels in batches of 10 (uniformly, or with the active probabilities of the judges'
-spread refitted after every batch, with replacement; or distinct items from only 2,000); a sequence misses if
-the interval after any batch excludes the target. Beside it, the fixed-n normal interval of
-the same terms, rechecked after every batch, which is not made for looking.
+spread refitted after every batch, with replacement; or distinct items from only 2,000); a
+sequence misses if the interval after any batch excludes the target. Beside it, the fixed-n
+normal interval of the same terms, rechecked after every batch, which is not made for looking.
 
     python benchmarks/labels_anytime.py [--sequences 2000] [--items 20000]
 """

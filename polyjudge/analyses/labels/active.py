@@ -9,8 +9,9 @@ Each label is one draw of an item with probability ``p_i`` (summing to 1 over a 
 ``sqrt(E[(y_i - lambda f_i - m)^2])`` (Zrnic and Candes, section 3; Hansen and Hurwitz's
 probability-proportional-to-size draws). The judges' spread on the item (the standard
 deviation of their scores) stands in for it, through a line fitted on the labels so far
-(:func:`error_model`: the error every item shares, and how much of the spread is error); mixing with uniform bounds every probability below
-(``uniform_share / N``), so no item's weight can explode. Uniform sampling is the fallback.
+(:func:`error_model`: the error every item shares, and how much of the spread is error);
+mixing with uniform bounds every probability below (``uniform_share / N``), so no item's
+weight can explode. Uniform sampling is the fallback.
 """
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ import zlib
 import numpy as np
 import pandas as pd
 
+from ...data.errors import InputError, file_rows
 from . import active, anytime
 
 PROGRESS_COLUMNS = ["language", "n_items", "n_labels", "estimate", "lower", "upper",
@@ -89,18 +90,74 @@ def _pair_sums(items, langs, judges, values: pd.Series, n_lang: int, n_items: in
     return count, total, squares, mask, centre
 
 
+def check_labels(labels: pd.DataFrame, predictions: pd.DataFrame, source) -> pd.DataFrame:
+    """The human labels, checked against the panel before any estimate: columns ``item``,
+    ``language``, ``label`` (a number) and optionally ``probability`` (in (0, 1]) and
+    ``annotator``; every labelled item in the panel, in that language; one label per item,
+    language and annotator. Rows without a label (a batch not labelled yet) are left out.
+    Errors name ``source`` and the rows."""
+    missing = [c for c in ("item", "language", "label") if c not in labels]
+    if missing:
+        raise InputError(source, f"no column {', '.join(repr(c) for c in missing)}",
+                         "a labels table with columns item, language, label and optionally "
+                         "probability and annotator (to_label.csv with its label column filled)")
+    labels = labels.copy()
+    for column in ("label", "probability"):
+        if column not in labels:
+            continue
+        values = pd.to_numeric(labels[column], errors="coerce")
+        bad = values.isna() & labels[column].notna() & (labels[column].astype(str).str.strip()
+                                                        != "")
+        if bad.any():
+            raise InputError(source, f"{int(bad.sum())} value(s) of '{column}' are not numbers",
+                             f"{column}s as numbers", rows=file_rows(labels, bad))
+        labels[column] = values
+    labels = labels[labels["label"].notna()]
+    if "probability" in labels:
+        bad = labels["probability"].notna() & ~labels["probability"].between(0, 1,
+                                                                              inclusive="right")
+        if bad.any():
+            raise InputError(source, f"{int(bad.sum())} probability(ies) outside (0, 1]",
+                             "the probability with which each item was drawn, as to_label.csv "
+                             "records it (greater than 0: an item that could not be drawn "
+                             "cannot be weighted), or no probability for a uniform draw",
+                             rows=file_rows(labels, bad))
+    known = pd.MultiIndex.from_frame(predictions[["item", "language"]].astype(str))
+    keys = pd.MultiIndex.from_frame(labels[["item", "language"]].astype(str))
+    bad = ~keys.isin(known)
+    if bad.any():
+        raise InputError(source, f"{int(bad.sum())} label(s) for an item the panel does not "
+                         "have in that language", "labels only of the panel's items, with the "
+                         "item and language written as in the run table",
+                         rows=file_rows(labels, bad))
+    who = ["item", "language"] + (["annotator"] if "annotator" in labels else [])
+    bad = labels.duplicated(who, keep=False)
+    if bad.any():
+        raise InputError(source, f"{int(bad.sum())} rows label the same item twice"
+                         + (" by one annotator" if "annotator" in labels else ""),
+                         "one label per item and language" + (" and annotator" if "annotator"
+                                                               in labels else ""),
+                         rows=file_rows(labels, bad))
+    return labels
+
+
 def _joined(predictions: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
     """Labels (in their order) with their item's prediction, spread and the language's item
     count; one label per item and language (annotators averaged)."""
     labels = labels.copy()
     if "probability" not in labels:
         labels["probability"] = np.nan
+    labels = labels.astype({"label": float, "probability": float})
     labels["order"] = np.arange(len(labels))
     grouped = labels.groupby(["item", "language"], sort=False, observed=True)
     labels = grouped.agg(label=("label", "mean"), probability=("probability", "first"),
                          order=("order", "min")).reset_index().sort_values("order")
     labels["language"] = labels["language"].astype(str)
+    if labels["item"].dtype != predictions["item"].dtype:   # e.g. integer ids read as text
+        predictions = predictions.assign(item=predictions["item"].astype(str))
+        labels["item"] = labels["item"].astype(str)
     labelled = predictions[predictions["item"].isin(labels["item"])].astype({"language": str})
+    labelled = labelled.rename_axis("row").reset_index()      # the item's row in predictions
     joined = labels.merge(labelled, on=["item", "language"], how="inner", validate="1:1")
     n_items = predictions.groupby("language", observed=True).size().rename("n_items")
     n_items.index = n_items.index.astype(str)
@@ -119,10 +176,11 @@ def label_progress(predictions: pd.DataFrame, labels: pd.DataFrame, *, level: fl
     (:func:`.anytime.labels_needed`, in whole batches; -1: out of reach) and the size of the
     next batch (0 once the target is met)."""
     alpha = 1.0 - level
+    predictions = predictions.reset_index(drop=True)
     joined = _joined(predictions, labels)
     rows = []
     for lang, preds in predictions.groupby("language", sort=False, observed=True):
-        got = joined[joined["language"] == lang]
+        got = joined[joined["language"] == str(lang)]
         n = len(got)
         fbar = float(preds["prediction"].mean())
         est = lower = upper = np.nan
@@ -172,13 +230,14 @@ def next_batch(predictions: pd.DataFrame, labels: pd.DataFrame, sizes: dict, *,
     refitted on the language's labels; uniform until :data:`.active.PILOT_MIN` labels) and
     never an item already labelled; ``probability`` is the chance one draw picks the item,
     which the estimator weights by once the label is in."""
+    predictions = predictions.reset_index(drop=True)
     joined = _joined(predictions, labels)
     parts = []
     for lang, preds in predictions.groupby("language", sort=False, observed=True):
         size = int(sizes.get(lang, 0))
         if size <= 0:
             continue
-        got = joined[joined["language"] == lang]
+        got = joined[joined["language"] == str(lang)]
         spread = preds["spread"].to_numpy()
         shared, scale = np.nan, np.nan
         if sampling == "active" and len(got):
@@ -187,7 +246,7 @@ def next_batch(predictions: pd.DataFrame, labels: pd.DataFrame, sizes: dict, *,
                 got["spread"].to_numpy(), 1.0 / (len(preds) * got["probability"].to_numpy()))
         p = active.sampling_probabilities(spread, shared=shared, scale=scale,
                                           uniform_share=uniform_share, method=sampling)
-        done = np.flatnonzero(preds["item"].isin(got["item"]).to_numpy())
+        done = np.flatnonzero(preds.index.isin(got["row"]))
         rng = np.random.default_rng(batch_seed(seed, lang, len(got)))
         chosen = active.draw_items(p, size, rng, exclude=done)
         parts.append(pd.DataFrame({"item": preds["item"].to_numpy()[chosen], "language": lang,

@@ -71,9 +71,9 @@ def simulate_labelling(rng: np.random.Generator, labels, scores, n_sequences: in
                        ) -> tuple[np.ndarray, np.ndarray]:
     """Sequences of labelling in batches, as the label plan runs them: before each batch the
     error model is refitted on the sequence's labels so far and the batch is drawn with
-    replacement from :func:`.active.sampling_probabilities` (``replace=False``: distinct
-    items never drawn before, as :func:`.active.draw_items` proposes them). Returns the drawn items and the
-    probability each draw had (sequences x labels)."""
+    replacement from :func:`.active.sampling_probabilities` (``replace=False``: distinct items
+    never drawn before, as :func:`.active.draw_items` proposes them). Returns the drawn items
+    and the probability each draw had (sequences x labels)."""
     from .active import error_model, judge_spread, sampling_probabilities
 
     labels = np.asarray(labels, dtype=float)
