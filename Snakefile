@@ -18,6 +18,7 @@ RUN_STARTED = time.time()  # the end-of-run summary counts the results written s
 include: "rules/common.smk"
 include: "rules/ingest.smk"
 include: "rules/card.smk"
+include: "rules/labels.smk"
 include: "rules/calibrate.smk"
 include: "rules/heldout.smk"
 include: "rules/reversal.smk"

@@ -69,7 +69,8 @@ def complete(config: dict, defaults: dict) -> dict:
     left as it was). Collections such as ``panels`` replace the defaults' as a whole; a config
     with ``panels`` of its own runs no simulation scenario it does not list; a panel
     takes what it leaves out from the panel it ``extends`` (:data:`EXTENDS_INHERITS`), then
-    ``panel_defaults``, a synthetic one from ``simulation.base``; endpoints, ``collect`` blocks,
+    ``panel_defaults``, a synthetic one from ``simulation.base``, a ``human_labels`` block
+    from ``labels.label_defaults``; endpoints, ``collect`` blocks,
     their ``stop`` blocks and collected pairwise panels from ``collection``'s defaults."""
     done = copy.deepcopy(config)
     # a run of the user's own panels does not pay for the package's simulation study unless
@@ -93,6 +94,8 @@ def complete(config: dict, defaults: dict) -> dict:
         fill_defaults(panel, done["panel_defaults"])
         if panel.get("kind") == "synthetic":
             fill_defaults(panel, done["simulation"]["base"])
+        if isinstance(panel.get("human_labels"), dict):
+            fill_defaults(panel["human_labels"], done["labels"]["label_defaults"])
     for endpoint in _mappings(done.get("endpoints")).values():
         fill_defaults(endpoint, collection["endpoint_defaults"])
     for panel in panels.values():
@@ -139,6 +142,12 @@ def analysis_problem(panel: dict, analysis: str) -> str | None:
             or has_requirements(panel) else (
             "needs requirement-level verdicts, preference margins or pairwise verdicts (the "
             "judge card reads them; run scores alone are not carded yet)")
+    if analysis == "labels":
+        if not panel.get("human_labels"):
+            return "needs `human_labels:` (the source of the panel's human labels)"
+        return None if kind in ("judge_runs", "judgment_tree") else (
+            "needs a judge_runs or judgment_tree panel (its runs or requirement verdicts are "
+            "the predictions beside the human labels)")
     if kind not in TENSOR_KINDS:
         return "a pairwise_verdicts panel only supports judge_ls and card"
     if analysis == "external" and kind != "preference_margins":
@@ -240,6 +249,8 @@ def user_data(panel: dict) -> tuple[list[tuple[str, object]], list[tuple[str, st
         files.append(("requirement_types", panel["requirement_types"]))
     if panel.get("anchor_sample") and "external" in analyses:
         files.append(("anchor_sample", panel["anchor_sample"]))
+    if isinstance(panel.get("human_labels"), dict) and "labels" in analyses:
+        tables.append(("human_labels.source", panel["human_labels"]["source"]))
     return tables, files
 
 

@@ -69,6 +69,7 @@ ANALYSIS_KEYS = (
     "anchor_sample",
     "requirement_types",
     "incomplete_items",
+    "human_labels",
 )
 # Keys only the rules that apply or extend a calibration read (they get them as params of their
 # own); `extends` stays in a panel's config where it is set (ingest combines the runs).
@@ -126,6 +127,7 @@ def all_targets():
     `<stage>_targets()`, defined in its rules/<stage>.functions.smk."""
     stages = (
         card_targets,
+        labels_targets,
         calibrate_targets,
         heldout_targets,
         reversal_targets,

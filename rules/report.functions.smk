@@ -156,6 +156,11 @@ def claim_outputs():
 # analysis -> the files under results/{panel}/ the results page reads (polyjudge.report.page)
 PAGE_FILES = {
     "card": ["card/agreement.csv", "card/language_tests.csv"],
+    "labels": [
+        "labels/estimates.csv",
+        "labels/differences.csv",
+        "labels/judge_errors.csv",
+    ],
     "cbc": [
         "cbc/beta.csv",
         "cbc/rankings.csv",

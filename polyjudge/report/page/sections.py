@@ -11,6 +11,7 @@ import pandas as pd
 from ...analyses.stopping.targets import MIN_INFORMATIVE
 from . import charts
 from .card import card_section, card_sentences
+from .labels import labels_section
 from .meaning import ranked_quantity, spread_sentence, unusable_outcomes
 from .verdict import verdict, who_wins_where
 from .results_folder import (ACCURACY_COLUMNS, BETA_COLUMNS, CLAIM_COLUMNS, CMI_COLUMNS,
@@ -365,8 +366,8 @@ def skipped_section(res: Results, name: str) -> dict | None:
 
 def panel_data(res: Results, name: str) -> dict:
     """Every section of panel ``name`` the results hold, with its filter values."""
-    sections = [card_section(res, name), skipped_section(res, name),
-                leaderboard_section(res, name)]
+    sections = [card_section(res, name), labels_section(res, name),
+                skipped_section(res, name), leaderboard_section(res, name)]
     beta, detail = beta_section(res, name)
     sections += [beta, heldout_section(res, name), decisions_section(res, name),
                  reversal_section(res, name), cmi_section(res, name),

@@ -1,0 +1,96 @@
+"""Human labels on the results page: per language and judged system, the labels alone, the
+judges alone, CBC and the prediction-powered estimates side by side (a chart and the tables of
+``labels/estimates.csv``, ``labels/differences.csv`` and ``labels/judge_errors.csv``)."""
+from __future__ import annotations
+
+import pandas as pd
+
+from .charts import _chart, _order, _spec
+from .results_folder import PER_LANGUAGE, Results, _records, col, table
+
+INTERVAL = "95% interval (measured coverage 0.94-0.97 on DevAI)"
+ESTIMATE_COLUMNS = [
+    col("language", type="text"), col("system", type="text"), col("estimator", type="text"),
+    col("predictor", type="text"), col("estimate"),
+    col("ci", INTERVAL, "interval", low="ci_low", high="ci_high"),
+    col("lam", "lambda"), col("n_labels", "labels", "int"), col("n_items", "items", "int")]
+DIFFERENCE_COLUMNS = [
+    col("language", type="text"), col("system", type="text"), col("versus", type="text"),
+    col("estimator", type="text"), col("predictor", type="text"), col("difference"),
+    col("ci", "95% interval, simultaneous over the language's pairs (Bonferroni)", "interval",
+        low="ci_low", high="ci_high")]
+ERROR_COLUMNS = [
+    col("language", type="text"), col("judge", type="text"), col("measure", type="text"),
+    col("estimate"), col("ci", "95% interval", "interval", low="ci_low", high="ci_high"),
+    col("n_labels", "labels", "int"), col("n_items", "items", "int")]
+SHOWN = {"all_labels": "all human labels", "human_only": "human labels alone",
+         "judge_only": "judges alone", "cbc": "CBC", "ppi:panel": "PPI (judges' mean)",
+         "ppi:crossfit": "PPI (cross-fitted judges)"}
+"""The estimators the chart draws, and their names in its legend."""
+
+
+def side_by_side(cid: str, estimates: pd.DataFrame) -> dict:
+    """Each system's estimates per language, one row per estimator: a point, and its interval
+    where it has one."""
+    frame = estimates.assign(key=estimates["estimator"].where(
+        estimates["estimator"] != "ppi", "ppi:" + estimates["predictor"].fillna("").astype(str)))
+    frame = frame[frame["key"].isin(SHOWN)].assign(
+        shown=lambda f: f["key"].map(SHOWN), language=lambda f: f["language"].astype(str),
+        system=lambda f: f["system"].astype(str))
+    data = _records(frame, ["language", "system", "shown", "estimate", "ci_low", "ci_high",
+                            "n_labels"])
+    order = [SHOWN[k] for k in SHOWN if k in set(frame["key"])]
+    y = {"field": "shown", "type": "nominal", "sort": order, "title": None}
+    colour = {"field": "shown", "type": "nominal", "sort": order, "title": None}
+    tooltip = [{"field": f} for f in ("language", "system", "shown")] + [
+        {"field": f, "type": "quantitative", "format": ".3f"}
+        for f in ("estimate", "ci_low", "ci_high")] + [{"field": "n_labels"}]
+    spec = _spec({"facet": {"row": {"field": "language", "type": "nominal",
+                                    "sort": _order(frame, "language"), "title": None},
+                            "column": {"field": "system", "type": "nominal",
+                                       "sort": _order(frame, "system"), "title": None}},
+                  "spec": {"width": 170, "height": {"step": 11}, "layer": [
+                      {"mark": "rule", "encoding": {
+                          "y": y, "x": {"field": "ci_low", "type": "quantitative",
+                                        "title": "mean of the human labels"},
+                          "x2": {"field": "ci_high"}, "color": colour}},
+                      {"mark": {"type": "point", "filled": True}, "encoding": {
+                          "y": y, "x": {"field": "estimate", "type": "quantitative"},
+                          "color": colour, "tooltip": tooltip}}]}}, data)
+    return _chart(cid, "Each system's mean on the human scale, by estimator", spec)
+
+
+def labels_section(res: Results, name: str) -> dict | None:
+    """The "Human labels" section of a panel with human labels."""
+    source = f"{name}/labels/estimates.csv"
+    estimates = res.csv(source)
+    if estimates is None:
+        return None
+    filters = {"language": ["language"]}
+    tables = [table(f"{name}.labels_estimates", "Estimates per language and system", source,
+                    estimates, ESTIMATE_COLUMNS, PER_LANGUAGE, filters)]
+    for file, tid, title, columns, extra in (
+            ("differences.csv", "labels_differences", "Differences between systems",
+             DIFFERENCE_COLUMNS, {}),
+            ("judge_errors.csv", "labels_errors", "Each judge's error against the humans",
+             ERROR_COLUMNS, {"backbone": ["judge"]})):
+        frame = res.csv(f"{name}/labels/{file}")
+        if frame is not None and len(frame):
+            tables.append(table(f"{name}.{tid}", title, f"{name}/labels/{file}", frame,
+                                columns, PER_LANGUAGE, {**filters, **extra}))
+    sampled = estimates[estimates["estimator"] == "all_labels"]
+    note = ("What do the humans say, per language? The mean of the human labels of each "
+            "judged system, from the labels alone, from the judges alone (no interval: they "
+            "score every item), CBC's calibrated mean (the judges' mean in each language: CBC "
+            "cannot see a shift all judges share) and prediction-powered inference (PPI++ with "
+            "power tuning; predictor: the judges' mean, CBC's, a cross-fitted combination of "
+            "the judges, or one judge). Intervals treat the labelled items as drawn without "
+            "replacement from the panel's items (docs/methods.md section 12). A judge's bias "
+            "is its mean score minus the humans' label; mae its mean absolute difference.")
+    if len(sampled):
+        note += (" The estimates use a random subset of the labels (n_labels per language and "
+                 "system); 'all human labels' is the mean of every label, the target the "
+                 "intervals aim at.")
+    return {"id": "labels", "title": "Human labels", "note": note, "facts": None,
+            "tables": tables, "charts": [side_by_side(f"{name}.labels_chart", estimates)],
+            "warning": ""}
