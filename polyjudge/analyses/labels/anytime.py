@@ -112,6 +112,17 @@ def anytime_ppi(labels, predictions, weights, predictor_mean, *, alpha=0.05,
     variance regularises the early variance (:data:`PRIOR_LABELS`); ``lam``: a fixed
     ``lambda`` (1: classical PPI, 0: labels alone; ``m = 0``) instead of the tuning.
     The interval is infinite until two labels differ (nothing is known of the spread)."""
+    psi = anytime_terms(labels, predictions, weights, predictor_mean, batch_ends, lam)
+    prior = None if label_range is None else (label_range[1] - label_range[0]) ** 2 / 4.0
+    est, half = sequences.asymptotic_cs(psi, alpha, tuned_for, prior_var=prior,
+                                        prior_n=PRIOR_LABELS, small_sample=True)
+    return est, est - half, est + half
+
+
+def anytime_terms(labels, predictions, weights, predictor_mean, batch_ends=None, lam=None
+                  ) -> np.ndarray:
+    """The terms :func:`anytime_ppi` runs its sequence on: :func:`influence_terms` with the
+    predictable coefficients of :func:`predictable_coefficients` (or a fixed ``lam``)."""
     y, f = np.asarray(labels, dtype=float), np.asarray(predictions, dtype=float)
     w = np.broadcast_to(np.asarray(weights, dtype=float), y.shape)
     a, b, c = w * y, w * f - np.asarray(predictor_mean, dtype=float), w - 1.0
@@ -119,11 +130,7 @@ def anytime_ppi(labels, predictions, weights, predictor_mean, *, alpha=0.05,
         lam, shift = predictable_coefficients(a, b, c, batch_ends)
     else:
         lam, shift = np.asarray(lam, dtype=float), 0.0
-    psi = a - lam * b - shift * c
-    prior = None if label_range is None else (label_range[1] - label_range[0]) ** 2 / 4.0
-    est, half = sequences.asymptotic_cs(psi, alpha, tuned_for, prior_var=prior,
-                                        prior_n=PRIOR_LABELS, small_sample=True)
-    return est, est - half, est + half
+    return a - lam * b - shift * c
 
 
 def halfwidth_at(t, sd, alpha=0.05, tuned_for: float = 200) -> np.ndarray:
@@ -136,23 +143,32 @@ def halfwidth_at(t, sd, alpha=0.05, tuned_for: float = 200) -> np.ndarray:
 
 
 def labels_needed(sd, target_halfwidth, n_labels=0, alpha=0.05, tuned_for: float = 200,
-                  batch: int = 1) -> np.ndarray:
+                  batch: int = 1, past_var=None) -> np.ndarray:
     """Forecast of the labels still needed (beyond ``n_labels``) for the half-width to reach
-    ``target_halfwidth``, if the terms keep the standard deviation ``sd`` estimated so far:
-    the smallest ``t`` with :func:`halfwidth_at` ``<= target``, minus ``n_labels``, rounded
-    up to whole batches; 0 where met; -1 where not even :data:`MAX_LABELS` would do (the
-    Gaussian-mixture width stops shrinking like ``1/sqrt(t)`` far beyond ``tuned_for``).
+    ``target_halfwidth``, if the coming terms have the standard deviation ``sd`` (estimated
+    so far): the smallest ``t`` with :func:`halfwidth_at` ``<= target``, minus ``n_labels``,
+    rounded up to whole batches; 0 where met; -1 where not even :data:`MAX_LABELS` would do
+    (the Gaussian-mixture width stops shrinking like ``1/sqrt(t)`` far beyond
+    ``tuned_for``). ``past_var``: the sequence's running variance after the ``n_labels``
+    terms so far, which it keeps averaging in (``(n past_var + (t - n) sd^2) / t``).
     A forecast, not a promise: ``sd`` is an estimate."""
-    sd, target = np.broadcast_arrays(np.asarray(sd, dtype=float),
-                                     np.asarray(target_halfwidth, dtype=float))
-    lo = np.ones(sd.shape)                 # halfwidth(lo) > target unless 1 suffices
+    sd, target, n = np.broadcast_arrays(np.asarray(sd, dtype=float),
+                                        np.asarray(target_halfwidth, dtype=float),
+                                        np.asarray(n_labels, dtype=float))
+    past = sd ** 2 if past_var is None else np.broadcast_to(np.asarray(past_var, float),
+                                                            sd.shape)
+
+    def width(t):
+        blend = np.where(t > n, (n * past + (t - n) * sd ** 2) / np.maximum(t, 1.0), past)
+        return halfwidth_at(t, np.sqrt(blend), alpha, tuned_for)
+
+    lo = np.ones(sd.shape)
     hi = np.full(sd.shape, float(MAX_LABELS))
-    reachable = halfwidth_at(hi, sd, alpha, tuned_for) <= target
+    reachable = width(hi) <= target
     for _ in range(int(np.ceil(np.log2(MAX_LABELS))) + 1):
         mid = np.floor((lo + hi) / 2.0)
-        ok = halfwidth_at(mid, sd, alpha, tuned_for) <= target
+        ok = width(mid) <= target
         hi, lo = np.where(ok, mid, hi), np.where(ok, lo, mid)
-    first_ok = np.where(halfwidth_at(lo, sd, alpha, tuned_for) <= target, lo, hi)
-    more = np.maximum(first_ok - np.asarray(n_labels, dtype=float), 0.0)
-    more = np.ceil(more / batch) * batch
+    first_ok = np.where(width(lo) <= target, lo, hi)
+    more = np.ceil(np.maximum(first_ok - n, 0.0) / batch) * batch
     return np.where(reachable, more, -1).astype(np.int64)

@@ -184,7 +184,8 @@ def label_progress(predictions: pd.DataFrame, labels: pd.DataFrame, *, level: fl
         n = len(got)
         fbar = float(preds["prediction"].mean())
         est = lower = upper = np.nan
-        sd = np.nan
+        sd, past_var = np.nan, None
+        prior = None if label_range is None else (label_range[1] - label_range[0]) ** 2 / 4.0
         if n:
             w = 1.0 / (len(preds) * got["probability"].to_numpy())
             y, f = got["label"].to_numpy(), got["prediction"].to_numpy()
@@ -192,16 +193,24 @@ def label_progress(predictions: pd.DataFrame, labels: pd.DataFrame, *, level: fl
                                             alpha=alpha, tuned_for=tuned_for,
                                             label_range=label_range)
             est, lower, upper = float(e[-1, 0]), float(lo[-1, 0]), float(up[-1, 0])
-            if n >= 2:
+            terms = anytime.anytime_terms(y[:, None], f[:, None], w[:, None], fbar)[:, 0]
+            past_var = float(np.var(terms))
+            if prior is not None:                # as the sequence regularises it
+                past_var = (anytime.PRIOR_LABELS * prior + n * past_var) / (
+                    anytime.PRIOR_LABELS + n)
+            if n >= 2:                           # the coming terms: tuned on all labels so far
                 lam, shift = anytime.tuned_coefficients(w * y, w * f - fbar, w - 1.0, axis=0)
                 sd = float(np.std(anytime.influence_terms(y, f, w, fbar, lam, shift), ddof=1))
-        if not np.isfinite(sd) and label_range is not None:
-            sd = (label_range[1] - label_range[0]) / 2.0     # nothing seen: the widest spread
+        if not np.isfinite(sd) and prior is not None:
+            sd, past_var = np.sqrt(prior), None   # nothing seen: the widest spread
         target = (target_halfwidth.get(lang) if isinstance(target_halfwidth, dict)
                   else target_halfwidth)
         half = (upper - lower) / 2.0 if n else np.inf
         met = bool(target is not None and half <= target)
-        needed = (int(anytime.labels_needed(sd, target, n, alpha, tuned_for, batch))
+        if not np.isfinite(half):        # no interval yet: empty cells, not infinities
+            lower = upper = half = np.nan
+        needed = (int(anytime.labels_needed(sd, target, n, alpha, tuned_for, batch,
+                                             past_var=past_var))
                   if target is not None and np.isfinite(sd) else None)
         if needed == 0 and not met:     # the forecast's sd is below the sequence's so far
             needed = int(batch)
