@@ -32,9 +32,8 @@ def main(argv=None):
     rng = np.random.default_rng(0)
     n, n_lang, n_judge = args.items, args.languages, args.judges
     truth = (rng.random((n, n_lang)) < 0.4).astype(np.float32)
-    right = rng.random((n, n_lang, n_judge), dtype=np.float32) < 0.8
-    scores = np.where(right, truth[..., None], 1 - truth[..., None]).astype(np.float32)
-    del right
+    scores = rng.random((n, n_lang, n_judge), dtype=np.float32)      # right with chance 0.8
+    np.copyto(scores, np.where(scores < 0.8, truth[..., None], 1 - truth[..., None]))
     langs = [f"lang{k}" for k in range(n_lang)]
     judges = [f"judge{k}" for k in range(n_judge)]
     runs = pd.DataFrame({
@@ -43,7 +42,7 @@ def main(argv=None):
             np.tile(np.repeat(np.arange(n_lang, dtype=np.int8), n_judge), n), langs),
         "backbone": pd.Categorical.from_codes(
             np.tile(np.arange(n_judge, dtype=np.int8), n * n_lang), judges),
-        "score": scores.ravel()})
+        "score": scores.reshape(-1)}, copy=False)
     del scores
     start = time.perf_counter()
     preds = item_predictions(runs)

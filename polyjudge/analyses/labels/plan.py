@@ -32,10 +32,11 @@ each)."""
 
 
 def _codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes (int32) and the values they stand for: a categorical's own codes, small
-    non-negative integers as themselves, anything else factorised."""
+    """Integer codes and the values they stand for: a categorical's own codes (int8 for up to
+    127 values: a 6 x 10^7-row table's codes stay small), small non-negative integers as
+    themselves, anything else factorised (int32)."""
     if isinstance(column.dtype, pd.CategoricalDtype):
-        return column.cat.codes.to_numpy().astype(np.int32), column.cat.categories.to_numpy()
+        return column.cat.codes.to_numpy(), column.cat.categories.to_numpy()
     if pd.api.types.is_integer_dtype(column.dtype) and len(column):
         low, high = column.min(), column.max()
         if low >= 0 and high < max(4 * len(column), 1024) and high < 2 ** 31 - 1:

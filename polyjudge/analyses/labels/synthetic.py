@@ -86,6 +86,10 @@ def simulate_labelling(rng: np.random.Generator, labels, scores, n_sequences: in
         s = rows.stop - rows.start
         for b0 in range(0, n_labels, batch):
             b1 = min(b0 + batch, n_labels)
+            if method == "uniform" and replace:          # no probabilities to follow
+                items[rows, b0:b1] = rng.integers(0, n_items, size=(s, b1 - b0))
+                probs[rows, b0:b1] = 1.0 / n_items
+                continue
             if method == "uniform":
                 p = np.full((s, n_items), 1.0 / n_items)
             else:
