@@ -1,14 +1,12 @@
-"""The label plan (polyjudge.analyses.labels.plan): predictions from a run table, the loop of
-batches on a planted panel, and the checks of a labels table."""
+"""The label plan (polyjudge.analyses.labels.plan): predictions from a run table and the loop of
+batches on a planted panel (bad label files: tests/test_label_plan_cli.py, through the reader)."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from polyjudge.analyses.labels import plan
 from polyjudge.analyses.labels.synthetic import planted_items
-from polyjudge.data.errors import InputError
 
 
 def planted_runs(n_items=600, languages=("en", "sw"), seed=0):
@@ -91,34 +89,3 @@ def test_labels_without_probability_are_uniform_draws():
     a = plan.label_progress(predictions, labels)
     b = plan.label_progress(predictions, weighted)
     pd.testing.assert_frame_equal(a, b)
-
-
-@pytest.mark.parametrize("change, match", [
-    ({"probability": 0.0}, "outside"),
-    ({"probability": 1.5}, "outside"),
-    ({"item": "t999"}, "does not have"),
-    ({"label": "yes"}, "not numbers"),
-])
-def test_check_labels_names_the_row(change, match):
-    runs, _ = planted_runs(20)
-    predictions = plan.item_predictions(runs)
-    labels = pd.DataFrame({"item": ["t1", "t2", "t3"], "language": "en", "label": [1, 0, 1],
-                           "probability": [0.05, 0.05, 0.05]}, dtype=object)
-    for column, value in change.items():
-        labels.loc[1, column] = value
-    with pytest.raises(InputError, match=match) as error:
-        plan.check_labels(labels, predictions, "labels.csv")
-    assert "labels.csv" in str(error.value)
-    assert str(labels.loc[1, "item"]) in str(error.value)      # the row is shown
-
-
-def test_check_labels_duplicates_and_blank_rows():
-    runs, _ = planted_runs(20)
-    predictions = plan.item_predictions(runs)
-    twice = pd.DataFrame({"item": ["t1", "t1"], "language": "en", "label": [1, 0]})
-    with pytest.raises(InputError, match="same item twice"):
-        plan.check_labels(twice, predictions, "labels.csv")
-    two_annotators = twice.assign(annotator=["ann", "bob"])
-    assert len(plan.check_labels(two_annotators, predictions, "labels.csv")) == 2
-    blank = pd.DataFrame({"item": ["t1", "t2"], "language": "en", "label": [1, None]})
-    assert list(plan.check_labels(blank, predictions, "labels.csv")["item"]) == ["t1"]

@@ -17,7 +17,6 @@ import zlib
 import numpy as np
 import pandas as pd
 
-from ...data.errors import InputError, file_rows
 from . import active, anytime
 
 PROGRESS_COLUMNS = ["language", "n_items", "n_labels", "estimate", "lower", "upper",
@@ -89,57 +88,6 @@ def _pair_sums(items, langs, judges, values: pd.Series, n_lang: int, n_items: in
         squares += np.bincount(pair, v * v, minlength=n_pairs)
         mask += np.bincount(pair, np.exp2(judges[rows]), minlength=n_pairs)
     return count, total, squares, mask, centre
-
-
-def check_labels(labels: pd.DataFrame, predictions: pd.DataFrame, source) -> pd.DataFrame:
-    """The human labels, checked against the panel before any estimate: columns ``item``,
-    ``language``, ``label`` (a number) and optionally ``probability`` (in (0, 1]) and
-    ``annotator``; every labelled item in the panel, in that language; one label per item,
-    language and annotator. Rows without a label (a batch not labelled yet) are left out.
-    Errors name ``source`` and the rows."""
-    missing = [c for c in ("item", "language", "label") if c not in labels]
-    if missing:
-        raise InputError(source, f"no column {', '.join(repr(c) for c in missing)}",
-                         "a labels table with columns item, language, label and optionally "
-                         "probability and annotator (to_label.csv with its label column filled)")
-    labels = labels.copy()
-    for column in ("label", "probability"):
-        if column not in labels:
-            continue
-        values = pd.to_numeric(labels[column], errors="coerce")
-        bad = values.isna() & labels[column].notna() & (labels[column].astype(str).str.strip()
-                                                        != "")
-        if bad.any():
-            raise InputError(source, f"{int(bad.sum())} value(s) of '{column}' are not numbers",
-                             f"{column}s as numbers", rows=file_rows(labels, bad))
-        labels[column] = values
-    labels = labels[labels["label"].notna()]
-    if "probability" in labels:
-        bad = labels["probability"].notna() & ~labels["probability"].between(0, 1,
-                                                                              inclusive="right")
-        if bad.any():
-            raise InputError(source, f"{int(bad.sum())} probability(ies) outside (0, 1]",
-                             "the probability with which each item was drawn, as to_label.csv "
-                             "records it (greater than 0: an item that could not be drawn "
-                             "cannot be weighted), or no probability for a uniform draw",
-                             rows=file_rows(labels, bad))
-    known = pd.MultiIndex.from_frame(predictions[["item", "language"]].astype(str))
-    keys = pd.MultiIndex.from_frame(labels[["item", "language"]].astype(str))
-    bad = ~keys.isin(known)
-    if bad.any():
-        raise InputError(source, f"{int(bad.sum())} label(s) for an item the panel does not "
-                         "have in that language", "labels only of the panel's items, with the "
-                         "item and language written as in the run table",
-                         rows=file_rows(labels, bad))
-    who = ["item", "language"] + (["annotator"] if "annotator" in labels else [])
-    bad = labels.duplicated(who, keep=False)
-    if bad.any():
-        raise InputError(source, f"{int(bad.sum())} rows label the same item twice"
-                         + (" by one annotator" if "annotator" in labels else ""),
-                         "one label per item and language" + (" and annotator" if "annotator"
-                                                               in labels else ""),
-                         rows=file_rows(labels, bad))
-    return labels
 
 
 def _joined(predictions: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
