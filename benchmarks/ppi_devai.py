@@ -83,10 +83,12 @@ def agent_rows(labels: pd.DataFrame, ns, draws: int, seed: int) -> list[dict]:
             idx = draw(np.random.default_rng([seed, f, n]), big_n, n, draws)
             human = classical_mean(y[idx], n_population=big_n, label_range=(0, 1))
             ppi = ppi_mean(y[idx], pred[idx], pred, n_population=big_n, label_range=(0, 1))
-            plain = (ppi_mean(y[idx], pred[idx], pred).width.mean()
-                     / classical_mean(y[idx]).width.mean())
+            plain_fit = ppi_mean(y[idx], pred[idx], pred)
+            plain = plain_fit.width.mean() / classical_mean(y[idx]).width.mean()
             rows.append({"framework": framework,
-                         **summarise("agent", n, truth, human, ppi, plain)})
+                         **summarise("agent", n, truth, human, ppi, plain),
+                         "plain_coverage": np.mean((plain_fit.ci_low <= truth)
+                                                   & (truth <= plain_fit.ci_high))})
     return rows
 
 

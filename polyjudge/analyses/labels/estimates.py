@@ -67,65 +67,96 @@ def label_estimates(predictions: pd.DataFrame, labels: pd.DataFrame, systems: pd
         Every label there is, when ``labels`` is a sample of them: their mean is written as
         the ``all_labels`` row, the target the sample's intervals aim at.
     """
-    rows, errors = [], []
     systems = systems.astype(str)
+    rows, errors = [], []
     for language, panel in by_language(predictions).items():
-        system = systems.reindex(panel.items).to_numpy()
         got = labels[labels["language"].astype(str) == language]
         got = got.drop_duplicates("item").set_index("item")["label"].reindex(panel.items)
-        labelled = np.flatnonzero(got.notna().to_numpy())
-        y_all = got.to_numpy(float)
-        named = fixed_predictors(panel, kinds)
-        if "crossfit" in kinds:
-            on_all, on_labelled = cross_fit(panel.matrix, labelled, y_all[labelled],
-                                            folds=folds, seed=seed)
-            fitted = np.full(len(on_all), np.nan)
-            fitted[labelled] = on_labelled
-            named["crossfit"] = (on_all, fitted)
         everything = None
         if all_labels is not None:
             everything = all_labels[all_labels["language"].astype(str) == language]
             everything = everything.drop_duplicates("item").set_index("item")["label"]
-        for name in sorted(set(system[pd.notna(system)])):
-            here = system == name
-            in_system = labelled[here[labelled]]
-            n_items, n = int(here.sum()), len(in_system)
-            if everything is not None:
-                values = everything.reindex(panel.items[here]).dropna()
-                rows.append(_row(language, name, "all_labels", "", None, len(values), n_items,
-                                 values.mean() if len(values) else np.nan))
-            y = y_all[in_system]
-            human = classical_mean(y, confidence=confidence, n_population=n_items,
-                                   label_range=label_range) if n >= 2 else None
-            rows.append(_row(language, name, "human_only", "", human, n, n_items))
-            for key in ("panel", "cbc"):
-                if key in named:
-                    rows.append(_row(language, name, "judge_only" if key == "panel" else "cbc",
-                                     key, None, 0, n_items, np.nanmean(named[key][here])))
-            for key, values in named.items():
-                rows.append(_ppi_row(language, name, key, values, here, in_system, y_all,
-                                     confidence, label_range))
-        errors += _judge_errors(language, panel, system, labelled, y_all, confidence)
+            everything = everything.reindex(panel.items).to_numpy(float)
+        found = language_rows(language, panel, systems.reindex(panel.items).to_numpy(),
+                              got.to_numpy(float), everything, kinds=kinds,
+                              confidence=confidence, folds=folds, seed=seed,
+                              label_range=label_range)
+        rows += found[0]
+        errors += found[1]
+    return collect(rows, errors, confidence)
+
+
+def collect(rows: list, errors: list, confidence: float = 0.95) -> LabelEstimates:
+    """The rows of :func:`language_rows` of every language as the three tables."""
     estimates = pd.DataFrame(rows, columns=ESTIMATE_COLUMNS)
     return LabelEstimates(estimates, differences(estimates, confidence),
                           pd.DataFrame(errors, columns=ERROR_COLUMNS))
 
 
-def _ppi_row(language, system, key, values, here, in_system, y_all, confidence, label_range):
+def language_rows(language, panel, system: np.ndarray, y_all: np.ndarray,
+                  everything: np.ndarray | None = None, *, kinds=KINDS,
+                  confidence: float = 0.95, folds: int = 5, seed: int = 0, label_range=None
+                  ) -> tuple[list, list]:
+    """One language's estimate rows and judge-error rows, on arrays aligned with
+    ``panel.items``: ``system`` (each item's system), ``y_all`` (its label used, NaN where
+    unlabelled) and ``everything`` (every label there is, or None)."""
+    rows = []
+    labelled = np.flatnonzero(np.isfinite(y_all))
+    named = fixed_predictors(panel, kinds)
+    if "crossfit" in kinds:
+        on_all, on_labelled = cross_fit(panel.matrix, labelled, y_all[labelled],
+                                        folds=folds, seed=seed)
+        fitted = np.full(len(on_all), np.nan)
+        fitted[labelled] = on_labelled
+        named["crossfit"] = (on_all, fitted)
+    strata = _strata(system)
+    for name, members in strata:
+        in_system = members[np.isfinite(y_all[members])]
+        n_items, n = len(members), len(in_system)
+        if everything is not None:
+            values = everything[members]
+            values = values[np.isfinite(values)]
+            rows.append(_row(language, name, "all_labels", "", None, len(values), n_items,
+                             values.mean() if len(values) else np.nan))
+        human = classical_mean(y_all[in_system], confidence=confidence, n_population=n_items,
+                               label_range=label_range) if n >= 2 else None
+        rows.append(_row(language, name, "human_only", "", human, n, n_items))
+        for key in ("panel", "cbc"):
+            if key in named:
+                rows.append(_row(language, name, "judge_only" if key == "panel" else "cbc",
+                                 key, None, 0, n_items, np.nanmean(named[key][members])))
+        for key, values in named.items():
+            rows.append(_ppi_row(language, name, key, values, members, in_system, y_all,
+                                 confidence, label_range))
+    return rows, _judge_errors(language, panel, strata, y_all, confidence)
+
+
+def _strata(system: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """(system, positions of its items) in sorted order; items without a system belong to
+    none."""
+    codes, names = pd.factorize(pd.Series(system, dtype=object), sort=True)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
+    return [(str(name), order[bounds[k]:bounds[k + 1]]) for k, name in enumerate(names)]
+
+
+def _ppi_row(language, system, key, values, members, in_system, y_all, confidence,
+             label_range):
     """The PPI++ row of one predictor: items the predictor leaves empty are left out of both the
     population and the labelled sample."""
     on_all, on_labelled = values if isinstance(values, tuple) else (values, values)
-    defined = here & np.isfinite(on_all)
-    use = in_system[np.isfinite(on_labelled[in_system]) & defined[in_system]]
-    n_items, n = int(defined.sum()), len(use)
+    population = on_all[members]
+    population = population[np.isfinite(population)]
+    use = in_system[np.isfinite(on_labelled[in_system]) & np.isfinite(on_all[in_system])]
+    n_items, n = len(population), len(use)
     result = None
     if n >= 3:
-        result = ppi_mean(y_all[use], on_labelled[use], on_all[defined],
-                          confidence=confidence, n_population=n_items, label_range=label_range)
+        result = ppi_mean(y_all[use], on_labelled[use], population, confidence=confidence,
+                          n_population=n_items, label_range=label_range)
     return _row(language, system, "ppi", key, result, n, n_items)
 
 
-def _judge_errors(language, panel, system, labelled, y_all, confidence) -> list:
+def _judge_errors(language, panel, strata, y_all, confidence) -> list:
     """Each judge's bias (mean prediction - label) and mean absolute error against the humans in
     one language: stratified by system (each system's labelled items a sample of its items),
     ``sum_s (N_s / N) mean_s`` with variance ``sum_s (N_s / N)^2 se_s^2``."""
@@ -133,16 +164,17 @@ def _judge_errors(language, panel, system, labelled, y_all, confidence) -> list:
     z = z_quantile(confidence)
     for j, judge in enumerate(panel.judges):
         f = panel.matrix[:, j]
-        for measure, error in (("bias", f - y_all), ("mae", np.abs(f - y_all))):
+        scored = [(members, int(np.isfinite(f[members]).sum())) for _, members in strata]
+        for measure, how in (("bias", np.subtract), ("mae", lambda a, b: np.abs(a - b))):
             parts, n_total, n_items = [], 0, 0
-            for name in sorted(set(system[pd.notna(system)])):
-                here = (system == name) & np.isfinite(f)
-                use = labelled[here[labelled] & np.isfinite(error[labelled])]
-                if len(use) >= 2:
-                    fit = classical_mean(error[use], n_population=int(here.sum()),
-                                         confidence=confidence)
-                    parts.append((int(here.sum()), fit.estimate, fit.se))
-                n_total, n_items = n_total + len(use), n_items + int(here.sum())
+            for members, size in scored:
+                use = members[np.isfinite(y_all[members])]
+                error = how(f[use], y_all[use])
+                error = error[np.isfinite(error)]
+                if len(error) >= 2:
+                    fit = classical_mean(error, n_population=size, confidence=confidence)
+                    parts.append((size, fit.estimate, fit.se))
+                n_total, n_items = n_total + len(error), n_items + size
             if not parts:
                 out.append([language, judge, measure, np.nan, np.nan, np.nan, n_total, n_items])
                 continue
@@ -160,20 +192,23 @@ def differences(estimates: pd.DataFrame, confidence: float = 0.95) -> pd.DataFra
     difference of their estimates, ``se = sqrt(se_a^2 + se_b^2)`` (their items are disjoint
     and sampled apart), and intervals simultaneous over the language's pairs by Bonferroni
     (``z`` at ``1 - (1 - confidence) / (2 * pairs)``)."""
-    rows = []
+    parts = []
     kept = estimates[estimates["estimator"].isin(["human_only", "ppi"])
                      & estimates["se"].notna()]
     for (language, estimator, predictor), block in kept.groupby(
             ["language", "estimator", "predictor"], sort=False):
-        block = block.reset_index(drop=True)
-        pairs = len(block) * (len(block) - 1) // 2
-        if not pairs:
+        a, b = np.triu_indices(len(block), k=1)
+        if not len(a):
             continue
-        z = z_quantile(confidence, pairs)
-        for a in range(len(block)):
-            for b in range(a + 1, len(block)):
-                diff = block.at[a, "estimate"] - block.at[b, "estimate"]
-                se = float(np.hypot(block.at[a, "se"], block.at[b, "se"]))
-                rows.append([language, block.at[a, "system"], block.at[b, "system"], estimator,
-                             predictor, diff, diff - z * se, diff + z * se, pairs])
+        z = z_quantile(confidence, len(a))
+        estimate, se = block["estimate"].to_numpy(float), block["se"].to_numpy(float)
+        system = block["system"].to_numpy()
+        diff = estimate[a] - estimate[b]
+        width = z * np.hypot(se[a], se[b])
+        parts.append(pd.DataFrame({"language": language, "system": system[a],
+                                   "versus": system[b], "estimator": estimator,
+                                   "predictor": predictor, "difference": diff,
+                                   "ci_low": diff - width, "ci_high": diff + width,
+                                   "pairs": len(a)}))
+    rows = pd.concat(parts, ignore_index=True) if parts else []
     return pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS)
