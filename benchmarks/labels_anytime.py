@@ -9,7 +9,7 @@ spread refitted after every batch, with replacement; or distinct items from only
 sequence misses if the interval after any batch excludes the target. Beside it, the fixed-n
 normal interval of the same terms, rechecked after every batch, which is not made for looking.
 
-    python benchmarks/labels_anytime.py [--sequences 2000] [--items 20000]
+    python benchmarks/labels_anytime.py [--sequences 1000] [--items 10000]
 """
 from __future__ import annotations
 
@@ -54,8 +54,8 @@ def run(kind, quality, errors, design, n_seq, n_items, replace=True, seed=0):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sequences", type=int, default=2000)
-    parser.add_argument("--items", type=int, default=20000)
+    parser.add_argument("--sequences", type=int, default=1000)
+    parser.add_argument("--items", type=int, default=10000)
     args = parser.parse_args(argv)
     start = time.perf_counter()
     print("labels  judges   errors        design   items  replace  miss_any_look  "
