@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from polyjudge.analyses.labels import item_predictions, label_plan
 from polyjudge.analyses.labels.synthetic import planted_items
 
 REPO = Path(__file__).resolve().parents[1]
@@ -95,14 +96,16 @@ def test_bad_labels_stop_with_the_row_and_no_output(tmp_path, rows, message):
 
 @pytest.mark.slow
 def test_the_workflow_target_reads_labels_back_and_writes_the_next_batch(tmp_path):
-    """Rule label_plan on a tiny panel whose lab has labelled one batch (made by the console
-    script): the progress counts those labels, the next batch skips them."""
+    """Rule label_plan on a tiny panel whose lab has labelled one batch (drawn as the first
+    turn draws it): the progress counts those labels, the next batch skips them."""
     data = tmp_path / "data"
     data.mkdir()
     truth = write_panel(data, 60)
     (data / "labels").mkdir()
-    assert polyjudge("label-plan", "runs.csv", "-o", "to_label.csv", "--batch", 10,
-                     cwd=data).returncode == 0
+    predictions = item_predictions(pd.read_csv(data / "runs.csv", dtype={"task": str}))
+    first = label_plan(predictions, pd.DataFrame(columns=["item", "language", "label"]),
+                       batch=10)[1]
+    first.to_csv(data / "to_label.csv", index=False)
     done = fill(data / "to_label.csv", truth, data / "labels" / "batch_001.csv")
     panel = {"kind": "judge_runs", "runs": "runs.csv", "score_range": [0, 1],
              "human_labels": {"source": "labels"}, "analyses": ["label_plan"]}
