@@ -13,7 +13,10 @@ population's interval) using as predictor:
   least-squares combination (fitted on the draw's labels of all three frameworks, 5 folds), and
   ``<language>:<judge>`` each judge alone.
 
-Everything is vectorised over the draws. ``plain ratio`` is ppi_py's superpopulation interval
+Also measured: the simultaneous (Bonferroni) coverage of the three framework differences, and
+the coverage of each multilingual judge's bias and mean absolute error (stratified by
+framework), as labels/differences.csv and labels/judge_errors.csv give them. Everything is
+vectorised over the draws. ``plain ratio`` is ppi_py's superpopulation interval
 (no finite-population correction) over the labels-alone one of the same kind.
 
     python benchmarks/ppi_devai.py [--draws 1000] [--n 50 100 200]
@@ -26,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from polyjudge.analyses.labels import classical_mean, ppi_mean
+from polyjudge.analyses.labels import classical_mean, ppi_mean, z_quantile
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 KEY = ["framework", "task", "requirement_id"]
@@ -100,7 +103,7 @@ def multilingual_rows(labels: pd.DataFrame, wide: pd.DataFrame, ns, draws: int, 
     frameworks = table.index.get_level_values("framework").to_numpy()
     names = sorted(set(frameworks))
     y_all = table["human"].to_numpy(float)
-    rows = []
+    rows, checks = [], []
     for language in wide.columns.get_level_values(0).unique():
         verdicts = wide[language].to_numpy(float)
         design = np.column_stack([np.ones(len(verdicts)), verdicts])
@@ -112,12 +115,16 @@ def multilingual_rows(labels: pd.DataFrame, wide: pd.DataFrame, ns, draws: int, 
             idx = {f: where[f][draw(rng, len(where[f]), n, draws)] for f in names}
             pooled = np.concatenate([idx[f] for f in names], axis=1)
             on_all, on_lab = cross_fit_draws(design, pooled, y_all[pooled])
+            fits = {}
             for i, f in enumerate(names):
                 y, big_n, truth = y_all[idx[f]], len(where[f]), y_all[where[f]].mean()
                 human = classical_mean(y, n_population=big_n, label_range=(0, 1))
+                fits.setdefault("human_only", []).append((human, truth))
                 for name, pred in predictors.items():
                     ppi = ppi_mean(y, pred[idx[f]], pred[where[f]], n_population=big_n,
                                    label_range=(0, 1))
+                    if name == "panel":
+                        fits.setdefault("ppi:panel", []).append((ppi, truth))
                     rows.append({"framework": f, "language": language,
                                  **summarise(name, n, truth, human, ppi)})
                 cols = slice(i * n, (i + 1) * n)
@@ -125,7 +132,38 @@ def multilingual_rows(labels: pd.DataFrame, wide: pd.DataFrame, ns, draws: int, 
                                label_range=(0, 1))
                 rows.append({"framework": f, "language": language,
                              **summarise("crossfit", n, truth, human, ppi)})
-    return rows
+            for estimator, found in fits.items():
+                checks.append({"check": f"differences ({estimator})", "n": n,
+                               "coverage": simultaneous(found)})
+            for j, judge in enumerate(wide[language].columns):
+                for measure, error in (("bias", verdicts[:, j] - y_all),
+                                       ("mae", np.abs(verdicts[:, j] - y_all))):
+                    checks.append({"check": f"judge {measure}", "n": n,
+                                   "coverage": stratified(error, where, idx, names)})
+    return rows, checks
+
+
+def simultaneous(found) -> float:
+    """Share of draws in which every pairwise difference's Bonferroni interval covers."""
+    a, b = np.triu_indices(len(found), k=1)
+    z = z_quantile(0.95, len(a))
+    ok = np.ones(len(found[0][0].estimate), bool)
+    for i, k in zip(a, b):
+        (fi, ti), (fk, tk) = found[i], found[k]
+        half = z * np.hypot(fi.se, fk.se)
+        ok &= np.abs(fi.estimate - fk.estimate - (ti - tk)) <= half
+    return ok.mean()
+
+
+def stratified(error, where, idx, names) -> float:
+    """Coverage of a judge's stratified mean error (labels/judge_errors.csv's interval)."""
+    sizes = np.array([len(where[f]) for f in names], float)
+    share = sizes / sizes.sum()
+    fits = [classical_mean(error[idx[f]], n_population=len(where[f])) for f in names]
+    estimate = sum(w * fit.estimate for w, fit in zip(share, fits))
+    se = np.sqrt(sum(w ** 2 * fit.se ** 2 for w, fit in zip(share, fits)))
+    truth = sum(w * error[where[f]].mean() for w, f in zip(share, names))
+    return np.mean(np.abs(estimate - truth) <= z_quantile(0.95) * se)
 
 
 def main(argv=None):
@@ -139,7 +177,8 @@ def main(argv=None):
     agent = pd.DataFrame(agent_rows(labels, args.n, args.draws, args.seed))
     print("Original Agent-as-a-Judge labels as predictor, per framework:")
     print(agent.round(3).to_string(index=False))
-    ml = pd.DataFrame(multilingual_rows(labels, wide, args.n, args.draws, args.seed))
+    found, checks = multilingual_rows(labels, wide, args.n, args.draws, args.seed)
+    ml = pd.DataFrame(found)
     ml["kind"] = np.where(ml["predictor"].isin(["panel", "crossfit"]), ml["predictor"],
                           "one judge")
     summary = ml.groupby(["kind", "n"]).agg(
@@ -148,6 +187,10 @@ def main(argv=None):
         width_ratio_mean=("width_ratio", "mean"), width_ratio_max=("width_ratio", "max"))
     print("\nMultilingual judges as predictor (8 languages x 3 frameworks; one judge: x 6):")
     print(summary.round(3).to_string())
+    checks = pd.DataFrame(checks).groupby(["check", "n"])["coverage"].agg(["min", "mean"])
+    print("\nMultilingual judges: simultaneous coverage of the framework differences (8 "
+          "languages) and coverage of each judge's errors (48 judge x language):")
+    print(checks.round(3).to_string())
 
 
 if __name__ == "__main__":

@@ -25,5 +25,7 @@ def labels_inputs(wildcards):
     files = source_inputs(panel["human_labels"]["source"], DATA_DIR)
     return {
         "predictions": f"results/{wildcards.panel}/{table}.parquet",
-        "human_labels": [local(f) for f in ([files] if isinstance(files, str) else files)],
+        "human_labels": [
+            local(f) for f in ([files] if isinstance(files, str) else files)
+        ],
     }

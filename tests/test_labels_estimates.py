@@ -132,3 +132,25 @@ def test_the_config_completes_human_labels_and_refuses_labels_without_them():
     assert spec["sample"] == 50 and spec["annotators"] == "mean" and spec["seed"] == 0
     problems = workflow_config.problems(done, repo / "data", schema)
     assert any("`human_labels.source`" in p and "nowhere" in p for p in problems), problems
+
+
+def test_the_page_section_shows_the_estimators_side_by_side(tmp_path):
+    from polyjudge.report.page.labels import labels_section
+    from polyjudge.report.page.results_folder import Results
+    predictions, systems, labels, _ = planted(shift=0.2)
+    out = label_estimates(predictions, sample_labels(labels, systems, 40, seed=1), systems,
+                          label_range=(0, 1), all_labels=labels)
+    folder = tmp_path / "mine" / "labels"
+    folder.mkdir(parents=True)
+    out.estimates.to_csv(folder / "estimates.csv", index=False)
+    out.differences.to_csv(folder / "differences.csv", index=False)
+    out.judge_errors.to_csv(folder / "judge_errors.csv", index=False)
+    section = labels_section(Results(tmp_path), "mine")
+    assert [t["id"] for t in section["tables"]] == [
+        "mine.labels_estimates", "mine.labels_differences", "mine.labels_errors"]
+    drawn = section["charts"][0]["spec"]["data"]["values"]
+    shown = {row["shown"] for row in drawn}
+    assert shown == {"all human labels", "human labels alone", "judges alone", "CBC",
+                     "PPI (judges' mean)", "PPI (cross-fitted judges)"}
+    assert len(drawn) == 2 * 2 * 6  # languages x systems x estimators drawn
+    assert labels_section(Results(tmp_path), "other") is None

@@ -24,6 +24,9 @@ def main(smk):
     if "annotator" in labels:
         log.info("%d annotators; their labels of one item combined by their %s",
                  labels["annotator"].nunique(), spec["annotators"])
+    if "probability" in labels and labels["probability"].nunique() > 1:
+        log.warning("the labels record unequal probabilities of being chosen; these estimates "
+                    "take the labelled items as a uniform sample and do not weight by them")
     combined = average_annotators(labels, spec["annotators"])
     used = combined
     if spec["sample"]:
