@@ -18,7 +18,7 @@ from pathlib import Path
 
 import warnings
 
-from . import audit
+from . import audit, labelling
 from .calibrator import COLUMN_PARAMS, DEFAULT_BAND_REPLICATES, UNSEEN_POLICIES, Calibrator
 from .data import io, sources
 from .data.atomic import write_atomically
@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(double-centring): fit a calibrator on a run table, apply it to new runs.",
         epilog="`polyjudge fit --help` and `polyjudge apply --help` show examples.")
     commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="{fit,apply,compare,card,check,check-yaml}")
+                                     metavar="{fit,apply,compare,card,check,label-plan,check-yaml}")
     formatter = argparse.RawDescriptionHelpFormatter
 
     fit = commands.add_parser("fit", help="learn beta from a run table and save the calibrator",
@@ -134,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare_command.add_parser(commands)
     audit.add_parser(commands)
     check_command.add_parser(commands)
+    labelling.add_parser(commands)
     check_yaml = commands.add_parser(
         "check-yaml", help="name the line of a YAML error in a config (snakemake does not)",
         description="Read YAML files as the workflow reads them: a config for --configfile, a "
@@ -232,7 +233,7 @@ def run_check_yaml(args) -> str:
 
 
 COMMANDS = {"fit": run_fit, "apply": run_apply, "compare": compare_command.run,
-            "card": audit.run, "check": check_command.run,
+            "card": audit.run, "check": check_command.run, "label-plan": labelling.run,
             "check-yaml": run_check_yaml}
 
 

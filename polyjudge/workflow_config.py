@@ -148,6 +148,10 @@ def analysis_problem(panel: dict, analysis: str) -> str | None:
         return None if kind in ("judge_runs", "judgment_tree") else (
             "needs a judge_runs or judgment_tree panel (its runs or requirement verdicts are "
             "the predictions beside the human labels)")
+    if analysis == "label_plan":
+        return None if kind in ("judge_runs", "judgment_tree") else (
+            "needs a judge_runs or judgment_tree panel (the judges' runs or requirement "
+            "verdicts say which items to label next)")
     if kind not in TENSOR_KINDS:
         return "a pairwise_verdicts panel only supports judge_ls and card"
     if analysis == "external" and kind != "preference_margins":

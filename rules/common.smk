@@ -128,6 +128,7 @@ def all_targets():
     stages = (
         card_targets,
         labels_targets,
+        label_plan_targets,
         calibrate_targets,
         heldout_targets,
         reversal_targets,

@@ -108,12 +108,16 @@ def panel_predictions(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
 
     Requirements (``satisfied`` present): the item is ``framework|task|requirement_id`` (the
     judge card's key), the prediction ``satisfied``. Runs: the item is ``framework|task``, the
-    prediction ``score``. The judge is the backbone, the system the framework."""
+    prediction ``score``. The judge is the backbone, the system the framework. A run table
+    without a framework column (the reader's one framework ``single``) keys items by their
+    task alone, as the lab's label file names them."""
     if "satisfied" in table:
         on, value = ["framework", "task", "requirement_id"], "satisfied"
     else:
         on, value = ["framework", "task"], "score"
     on = [c for c in on if c in table]
+    if "framework" in on and set(table["framework"].astype(str).unique()) == {"single"}:
+        on.remove("framework")
     item = table[on].astype(str).agg("|".join, axis=1)
     system = (table["framework"].astype(str) if "framework" in table
               else pd.Series("all", index=table.index))
