@@ -73,8 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="polyjudge", description="Calibrate multilingual LLM judges with CBC "
         "(double-centring): fit a calibrator on a run table, apply it to new runs.",
         epilog="`polyjudge fit --help` and `polyjudge apply --help` show examples.")
-    commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="{fit,apply,compare,card,check,label-plan,check-yaml}")
+    commands = parser.add_subparsers(
+        dest="command", required=True,
+        metavar="{fit,apply,compare,card,check,label-plan,check-yaml}")
     formatter = argparse.RawDescriptionHelpFormatter
 
     fit = commands.add_parser("fit", help="learn beta from a run table and save the calibrator",
