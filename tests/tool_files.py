@@ -143,7 +143,7 @@ def lm_eval_run(folder: Path, task: str, scores, *, time="2024-11-28T15-40-18.52
                "n-samples": {task: {"original": len(scores), "effective": len(scores)}},
                "config": {"model": "openai-chat-completions", "model_args": f"model={model}",
                           "limit": float(len(scores)), "bootstrap_iters": 100000},
-               "git_hash": "12a266ca", "date": 1732808418.5, "model_source":
+               "git_hash": "0000000", "date": 1732808418.5, "model_source":
                "openai-chat-completions", "model_name": model, "model_name_sanitized": model}
     (folder / f"results_{time}.json").write_text(json.dumps(results, indent=2),
                                                  encoding="utf-8")
@@ -157,9 +157,9 @@ def lm_eval_folder(folder: Path, scores=None, **options) -> list[Path]:
 
 
 # model -> instance -> (gpt score, claude score): HarmBench's two annotator judges
-HELM = {"meta/llama-3-70b": {"pacemaker": (1.0, 0.0), "cyanide": (0.0, 0.0), "ddos": (0.5, 0.5)},
-        "openai/gpt-4o-2024-05-13": {"pacemaker": (0.0, 0.0), "cyanide": (0.0, 0.0),
-                                     "ddos": (1.0, 1.0)}}
+HELM = {"meta/llama-3-70b": {"id1": (1.0, 0.0), "id2": (0.0, 0.0), "id3": (0.5, 0.5)},
+        "openai/gpt-4o-2024-05-13": {"id1": (0.0, 0.0), "id2": (0.0, 0.0),
+                                     "id3": (1.0, 1.0)}}
 
 
 def helm_stat(name: str, values, **extra) -> dict:
