@@ -58,7 +58,7 @@ def test_manifest_lists_every_data_file_with_its_digest():
 def test_every_folder_has_provenance_and_the_data_stays_small():
     folders = [p for p in DATA.iterdir() if p.is_dir() and p.name != "__pycache__"]
     assert {p.name for p in folders} == {"devai_ml_aaaj", "devai_original", "mrewardbench_panel",
-                                         "llmbar", "cbc_paper_artifacts", "examples", "tools"}
+                                         "llmbar", "cbc_paper_artifacts", "examples"}
     for folder in folders:
         text = (folder / "PROVENANCE.md").read_text()
         assert "commit" in text.lower() and "licen" in text.lower(), folder

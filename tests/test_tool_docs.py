@@ -1,6 +1,6 @@
 """Each tool's page in docs/tools/ gives a panel that reads the tool's output: its YAML block,
 as printed, passes the workflow's start-up check and reads the files it names (written here in
-the tool's layout) with `polyjudge.read_runs`."""
+the tool's layout, tests/tool_files.py) with `polyjudge.read_runs`."""
 import re
 from pathlib import Path
 
@@ -10,7 +10,8 @@ import yaml
 
 import polyjudge
 from polyjudge import workflow_config
-from tool_files import SINGLE, alpaca_annotations, arena_judgments, fastchat_single
+from tool_files import (SINGLE, alpaca_annotations, arena_judgments, fastchat_single, helm_runs,
+                        lm_eval_run, promptfoo_output)
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = yaml.safe_load((REPO / "config/schema/config.schema.yaml").read_text())
@@ -19,7 +20,16 @@ PAGES = {"alpaca_eval": (lambda d: [alpaca_annotations(d, results=folder)
                                     for folder in ("results", "results_bn")], 22),
          "fastchat": (lambda d: [fastchat_single(d / "data" / bench)
                                  for bench in ("mt_bench", "mt_bench_bn")], 14),
-         "arena_hard": (lambda d: arena_judgments(d / "data" / "arena-hard-v2.0"), 5)}
+         "arena_hard": (lambda d: arena_judgments(d / "data" / "arena-hard-v2.0"), 5),
+         "lm_eval": (lambda d: [lm_eval_run(d / "google__gemma-2b", f"xnli_{language}",
+                                            [1, 0, 1, 1], time=f"2025-01-0{n}T10-00-00.000000",
+                                            model="google/gemma-2b",
+                                            metrics={"acc": [1, 0, 1, 1]})
+                                for n, language in enumerate(("de", "en"), start=1)], 8),
+         "helm": (lambda d: helm_runs(d / "runs" / "v3"), 12),
+         "promptfoo": (lambda d: promptfoo_output(d / "output.json"), 6)}
+LANGUAGES = {"lm_eval": {"de", "en"}}
+"""Languages the files say (the other pages' sources give theirs in `constants`)."""
 
 
 def page_config(tool: str) -> dict:
@@ -36,12 +46,13 @@ def test_the_page_config_reads_the_tools_files(tool, tmp_path):
     user = page_config(tool)
     completed = workflow_config.complete(yaml.safe_load(yaml.safe_dump(user)), DEFAULTS)
     workflow_config.check(completed, tmp_path, SCHEMA)
-    (panel,) = user["panels"].values()
+    (name, panel), = user["panels"].items()
+    panel = {**completed["panels"][name], "runs": panel["runs"]}  # with the defaults filled in
     sources = panel["runs"] if isinstance(panel["runs"], list) else [panel["runs"]]
     assert {source["format"] for source in sources} == {tool}
     runs = polyjudge.read_runs(panel["runs"], base_dir=tmp_path, missing=panel["missing"],
                                score_range=panel["score_range"])
-    languages = {source["constants"]["language"] for source in sources}
+    languages = LANGUAGES.get(tool) or {source["constants"]["language"] for source in sources}
     assert len(runs) == rows and set(runs["language"]) == languages
 
 
