@@ -163,6 +163,28 @@ def readme_reproduction(tmp_path_factory) -> Path:
     return once_per_run(tmp_path_factory, "readme_reproduction", _readme_reproduction)
 
 
+# --- the default configuration's plan -----------------------------------------------------------
+def _default_plan(tmp_path_factory) -> Path:
+    import subprocess
+    import sys
+    folder = tmp_path_factory.mktemp("default_plan")
+    repo = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--forceall", "--cores",
+                             "2"], cwd=repo, capture_output=True, text=True)
+    (folder / "plan.txt").write_text(result.stdout + result.stderr)
+    (folder / "returncode").write_text(str(result.returncode))
+    return folder
+
+
+@pytest.fixture(scope="session")
+def default_plan(tmp_path_factory) -> tuple[int, str]:
+    """``snakemake -n --forceall --cores 2`` as a user types it in the repository (the default
+    panels, every job named also where a checkout's results/ are up to date): (exit code, its
+    text). One dry run for the test run, shared by the tests that read the default plan."""
+    folder = once_per_run(tmp_path_factory, "default_plan", _default_plan)
+    return int((folder / "returncode").read_text()), (folder / "plan.txt").read_text()
+
+
 # --- every JSON a workflow wrote is strict JSON -------------------------------------------------
 def assert_strict_json(results: Path) -> int:
     """Parse every ``*.json`` under ``results`` as a browser does (``NaN`` and ``Infinity`` are
@@ -225,7 +247,7 @@ def page_runs(tmp_path_factory) -> dict:
             "cell": cell, "claim": claim, "exit": code, "message": out.getvalue()}
 
 
-# --- no wait for a SLURM controller that is down ---------------------------------------------------
+# --- no wait for a SLURM controller that is down -------------------------------------------------
 # Every snakemake start imports the SLURM executor plugin, which asks the controller for its
 # MinJobAge (`scontrol show config`). Where the SLURM client is configured but no controller runs
 # (a CI machine before or without `.ci/slurm.sh start`) that question waits about 9 s, and 60 s
@@ -274,7 +296,7 @@ FIRST, LAST = "test_output_snapshot", ("test_standalone", "test_resources",
 # Fixtures that run snakemake or start servers, and markers of tests that need a cluster or a
 # real model: a test that uses one is slow (the fast tier runs none of them), and collection
 # stops naming the test that is not marked so.
-SLOW_FIXTURES = {"readme_reproduction"}
+SLOW_FIXTURES = {"readme_reproduction", "default_plan"}
 SLOW_MARKERS = {"slurm", "local_judge"}
 
 
