@@ -250,8 +250,8 @@ def page_runs(tmp_path_factory) -> dict:
 # --- no wait for a SLURM controller that is down -------------------------------------------------
 # Every snakemake start imports the SLURM executor plugin, which asks the controller for its
 # MinJobAge (`scontrol show config`). Where the SLURM client is configured but no controller runs
-# (a CI machine before or without `.ci/slurm.sh start`) that question waits about 9 s, and 60 s
-# where slurm.conf is missing: some 150 snakemake starts in the suite wait half of its time for it.
+# (a CI machine before or without `.ci/slurm.sh start`) that question waits about 9 s (10 s, the
+# plugin's time-out, where slurm.conf is missing) at every snakemake start, dry runs too.
 # Where `scontrol ping` does not answer that a controller is up, the test processes and every
 # snakemake they start read an empty SLURM configuration instead, which scontrol and sinfo refuse
 # at once; the SLURM tests (tests/test_slurm.py) skip, naming the reason (in the environment as
