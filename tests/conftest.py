@@ -163,6 +163,28 @@ def readme_reproduction(tmp_path_factory) -> Path:
     return once_per_run(tmp_path_factory, "readme_reproduction", _readme_reproduction)
 
 
+# --- the default configuration's plan -----------------------------------------------------------
+def _default_plan(tmp_path_factory) -> Path:
+    import subprocess
+    import sys
+    folder = tmp_path_factory.mktemp("default_plan")
+    repo = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--forceall", "--cores",
+                             "2"], cwd=repo, capture_output=True, text=True)
+    (folder / "plan.txt").write_text(result.stdout + result.stderr)
+    (folder / "returncode").write_text(str(result.returncode))
+    return folder
+
+
+@pytest.fixture(scope="session")
+def default_plan(tmp_path_factory) -> tuple[int, str]:
+    """``snakemake -n --forceall --cores 2`` as a user types it in the repository (the default
+    panels, every job named also where a checkout's results/ are up to date): (exit code, its
+    text). One dry run for the test run, shared by the tests that read the default plan."""
+    folder = once_per_run(tmp_path_factory, "default_plan", _default_plan)
+    return int((folder / "returncode").read_text()), (folder / "plan.txt").read_text()
+
+
 # --- every JSON a workflow wrote is strict JSON -------------------------------------------------
 def assert_strict_json(results: Path) -> int:
     """Parse every ``*.json`` under ``results`` as a browser does (``NaN`` and ``Infinity`` are
@@ -225,6 +247,42 @@ def page_runs(tmp_path_factory) -> dict:
             "cell": cell, "claim": claim, "exit": code, "message": out.getvalue()}
 
 
+# --- no wait for a SLURM controller that is down -------------------------------------------------
+# Every snakemake start imports the SLURM executor plugin, which asks the controller for its
+# MinJobAge (`scontrol show config`). Where the SLURM client is configured but no controller runs
+# (a CI machine before or without `.ci/slurm.sh start`) that question waits about 9 s (10 s, the
+# plugin's time-out, where slurm.conf is missing) at every snakemake start, dry runs too.
+# Where `scontrol ping` does not answer that a controller is up, the test processes and every
+# snakemake they start read an empty SLURM configuration instead, which scontrol and sinfo refuse
+# at once; the SLURM tests (tests/test_slurm.py) skip, naming the reason (in the environment as
+# POLYJUDGE_TEST_SLURM_DOWN). A running cluster is left alone.
+def _silence_a_slurm_controller_that_is_down() -> str:
+    """The reason SLURM is treated as absent ("" where there is no client or a controller is
+    up); sets SLURM_CONF=/dev/null in this process's environment when it is down."""
+    import os
+    import shutil
+    import subprocess
+    if shutil.which("scontrol") is None:
+        return ""
+    if os.environ.get("SLURM_CONF") == os.devnull:  # the xdist controller decided already
+        return os.environ.get("POLYJUDGE_TEST_SLURM_DOWN", "SLURM controller down")
+    try:
+        ping = subprocess.run(["scontrol", "ping"], capture_output=True, text=True, timeout=5)
+        if ping.returncode == 0:
+            return ""
+        reason = (ping.stdout + ping.stderr).strip().splitlines()[:1] or ["no answer"]
+        reason = f"`scontrol ping`: {reason[0]}"
+    except subprocess.TimeoutExpired:
+        reason = "`scontrol ping` did not answer in 5 s"
+    os.environ["SLURM_CONF"] = os.devnull
+    os.environ["POLYJUDGE_TEST_SLURM_DOWN"] = reason
+    return reason
+
+
+def pytest_configure(config):
+    _silence_a_slurm_controller_that_is_down()
+
+
 # --- two test processes on two cores (pytest-xdist: `-n auto --dist loadfile` in pyproject) ------
 # The suite is mostly snakemake runs in subprocesses, one core at a time: a second process halves
 # its wall time. Each test file runs in one process (its module fixtures: servers, collections,
@@ -238,7 +296,7 @@ FIRST, LAST = "test_output_snapshot", ("test_standalone", "test_resources",
 # Fixtures that run snakemake or start servers, and markers of tests that need a cluster or a
 # real model: a test that uses one is slow (the fast tier runs none of them), and collection
 # stops naming the test that is not marked so.
-SLOW_FIXTURES = {"readme_reproduction"}
+SLOW_FIXTURES = {"readme_reproduction", "default_plan"}
 SLOW_MARKERS = {"slurm", "local_judge"}
 
 

@@ -127,10 +127,11 @@ def test_user_panels_only_with_the_slurm_workflow_profile(user_config):
 
 
 @pytest.mark.slow
-def test_default_panels_without_a_user_config():
+def test_default_panels_without_a_user_config(default_plan):
     """The default panels, and the job count the README and docs/performance.md give: the one
-    this plan has (each page gives it once; older counts there are labelled as history)."""
-    code, text = dry_run(REPO)
+    this plan has (each page gives it once; older counts there are labelled as history). The
+    plan is `snakemake -n --forceall` in the repository, the shared ``default_plan``."""
+    code, text = default_plan
     assert code == 0, text
     assert planned_panels(text) == set(DEFAULTS["panels"])
     planned = int(re.search(r"^total\s+(\d+)$", text, re.M).group(1))

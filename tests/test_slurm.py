@@ -59,6 +59,9 @@ def cluster():
     """Skip the module unless a SLURM node is idle."""
     if shutil.which("sinfo") is None:
         pytest.skip("no SLURM here (`sinfo` not found); start one with `.ci/slurm.sh start`")
+    if os.environ.get("POLYJUDGE_TEST_SLURM_DOWN"):  # tests/conftest.py found no controller
+        pytest.skip(f"SLURM is not reachable ({os.environ['POLYJUDGE_TEST_SLURM_DOWN']}); "
+                    "start one with `.ci/slurm.sh start`")
     try:
         sinfo = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], capture_output=True, text=True,
                                timeout=30)
