@@ -66,7 +66,9 @@ def judge_card(verdicts: pd.DataFrame, reference=None, *, item: str = "item",
     -------
     JudgeCard
         ``agreement`` (language, judge, versus, measure, estimate, ci_low, ci_high, n_items,
-        n_clusters), ``language_tests`` and ``has_reference``.
+        n_clusters), ``language_tests``, ``has_reference``, ``redundancy`` (error
+        correlations, effective number of judges, the majority's gain over the best judge)
+        and ``ranking`` (judges by agreement with the reference, simultaneous rank sets).
 
     Examples
     --------
@@ -120,7 +122,8 @@ example:
   polyjudge card verdicts.csv --reference gold.csv --item question_id --language lang \\
       --judge model --verdict score -o card/
 
-writes card/agreement.csv and card/language_tests.csv (docs/outputs.md, "Judge card").
+writes card/agreement.csv, language_tests.csv, redundancy.csv and ranking.csv
+(docs/outputs.md, "Judge card").
 """
 
 
@@ -146,7 +149,8 @@ def add_parser(commands) -> argparse.ArgumentParser:
                       help="bootstrap replicates (default 1000; 0: no intervals)")
     card.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     card.add_argument("-o", "--output", required=True, metavar="DIR",
-                      help="folder to write agreement.csv and language_tests.csv into")
+                      help="folder to write agreement.csv, language_tests.csv, "
+                      "redundancy.csv and ranking.csv into")
     card.set_defaults(run=run)
     return card
 
@@ -163,6 +167,8 @@ def run(args) -> str:
     out.mkdir(parents=True, exist_ok=True)
     card.agreement.to_csv(out / "agreement.csv", index=False)
     card.language_tests.to_csv(out / "language_tests.csv", index=False)
+    card.redundancy.to_csv(out / "redundancy.csv", index=False)
+    card.ranking.to_csv(out / "ranking.csv", index=False)
     kappa = card.agreement[(card.agreement["versus"] == "reference")
                            & card.agreement["measure"].str.startswith("cohen_kappa")]
     said = (f"; Cohen's kappa with the reference {kappa['estimate'].min():.3f} to "

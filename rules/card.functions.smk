@@ -11,7 +11,7 @@ def card_targets():
     return expand(
         "results/{panel}/card/{name}",
         panel=card_panels(),
-        name=["agreement.csv", "language_tests.csv"],
+        name=["agreement.csv", "language_tests.csv", "redundancy.csv", "ranking.csv"],
     )
 
 

@@ -16,6 +16,8 @@ rule card:
             subcategory="{panel}",
         ),
         tests="results/{panel}/card/language_tests.csv",
+        redundancy="results/{panel}/card/redundancy.csv",
+        ranking="results/{panel}/card/ranking.csv",
     log:
         "results/{panel}/logs/card.log",
     benchmark:

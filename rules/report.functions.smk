@@ -155,7 +155,12 @@ def claim_outputs():
 
 # analysis -> the files under results/{panel}/ the results page reads (polyjudge.report.page)
 PAGE_FILES = {
-    "card": ["card/agreement.csv", "card/language_tests.csv"],
+    "card": [
+        "card/agreement.csv",
+        "card/language_tests.csv",
+        "card/redundancy.csv",
+        "card/ranking.csv",
+    ],
     "cbc": [
         "cbc/beta.csv",
         "cbc/rankings.csv",

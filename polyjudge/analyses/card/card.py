@@ -11,6 +11,9 @@ import pandas as pd
 from ...data.errors import InputError
 from .agreement import (ALL_LANGUAGES, TEST_COLUMNS, language_tests, panel_agreement,
                         reference_agreement)
+from .ranking import COLUMNS as RANKING_COLUMNS
+from .ranking import rank_by_agreement
+from .redundancy import redundancy
 
 COLUMNS = ["language", "judge", "versus", "measure", "estimate", "ci_low", "ci_high",
            "n_items", "n_clusters"]
@@ -22,11 +25,17 @@ class JudgeCard:
     """``agreement``: one row per language x judge x measure (``versus``: ``reference``, ``panel``
     or the other judge of a pair), estimate and cluster-bootstrap interval; ``language_tests``:
     per judge and measure against the reference, the Wald test of a difference between
-    languages with its Benjamini-Hochberg q-value; ``has_reference``."""
+    languages with its Benjamini-Hochberg q-value; ``has_reference``; ``redundancy``: error
+    correlations, the effective number of judges and the majority's gain per language
+    (:func:`~polyjudge.analyses.card.redundancy.redundancy`); ``ranking``: the judges ranked by
+    agreement with the reference per language, with simultaneous rank sets (empty without a
+    reference)."""
 
     agreement: pd.DataFrame
     language_tests: pd.DataFrame
     has_reference: bool
+    redundancy: pd.DataFrame | None = None
+    ranking: pd.DataFrame | None = None
 
 
 def item_key(frame: pd.DataFrame, on) -> pd.Series:
@@ -128,9 +137,13 @@ def judge_card(verdicts: pd.DataFrame, reference: pd.Series | None = None,
         pd.unique(verdicts["language"]))
     among = panel_agreement(verdicts, level, replicates, seed, confidence, languages, judges)
     among = among[among["n_items"] > 0]
+    panel_judges = list(judges) if judges is not None else list(pd.unique(verdicts["judge"]))
+    redundant = redundancy(verdicts, reference, level, replicates, seed, confidence, languages,
+                           panel_judges)
     if reference is None or reference.dropna().empty:
         return JudgeCard(among[COLUMNS].reset_index(drop=True),
-                         pd.DataFrame(columns=TEST_COLUMNS), False)
+                         pd.DataFrame(columns=TEST_COLUMNS), False, redundant,
+                         pd.DataFrame(columns=RANKING_COLUMNS))
     if comparison is not None and len(comparison):
         judges = list(judges if judges is not None else pd.unique(verdicts["judge"]))
         judges += [j for j in pd.unique(comparison["judge"]) if j not in judges]
@@ -141,7 +154,9 @@ def judge_card(verdicts: pd.DataFrame, reference: pd.Series | None = None,
     tests = language_tests(with_reference, per_language, languages)
     tests = tests[tests["df"] > 0].reset_index(drop=True)
     agreement = pd.concat([with_reference, among], ignore_index=True)[COLUMNS]
-    return JudgeCard(agreement, tests, True)
+    ranked = rank_by_agreement(with_reference, per_language, languages, confidence,
+                               panel_judges)
+    return JudgeCard(agreement, tests, True, redundant, ranked)
 
 
 HEADLINES = (("cohen_kappa", "kappa"), ("cohen_kappa_quadratic", "weighted kappa"),
