@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...analyses.card import headline
+from .card_redundancy import redundancy_tables
 from .charts import _chart, _order, _spec
 from .results_folder import PER_LANGUAGE, POOLED, Results, _records, col, table
 
@@ -114,6 +115,7 @@ def card_section(res: Results, name: str) -> dict | None:
         tables.append(table(f"{name}.card_tests", "Does agreement differ between languages?",
                             f"{name}/card/language_tests.csv", tests, TEST_COLUMNS, POOLED,
                             {"backbone": ["judge"]}))
+    tables += redundancy_tables(res, name)
     kappa, label = headline(agreement)
     charts_ = [card_heatmap(f"{name}.card_heatmap", kappa, label)] if len(kappa) else []
     note = ("Is each judge right, in each language? Agreement with the panel's reference labels "
@@ -123,6 +125,9 @@ def card_section(res: Results, name: str) -> dict | None:
             "a bootstrap over clusters (a task's items together). The language tests ask "
             "whether a judge's agreement with the reference is the same in every language "
             "(Wald test on the bootstrap covariance, Benjamini-Hochberg q). The ranking below "
-            "is by mean score: leniency unless these judges agree with the reference.")
+            "is by mean score: leniency unless these judges agree with the reference; the card "
+            "ranks the judges by agreement with the reference instead, with rank sets "
+            "simultaneous over the language. Effective judges: Kish's n / (1 + (n - 1) rho), "
+            "rho the mean correlation of the judges' errors.")
     return {"id": "card", "title": "Judge card", "note": note, "facts": None,
             "tables": tables, "charts": charts_, "warning": ""}
