@@ -39,18 +39,37 @@ class JudgeCard:
 
 
 def item_key(frame: pd.DataFrame, on) -> pd.Series:
-    """One text key per row from the columns ``on`` (read as text, joined by ``|``)."""
-    return frame[list(on)].astype(str).agg("|".join, axis=1)
+    """One text key per row from the columns ``on`` (read as text, joined by ``|``), as a
+    categorical: the text is built once per distinct key, not per row (a requirement table of
+    10^7 verdicts has 10^5 requirements)."""
+    on = list(on)
+    if frame.empty:
+        return pd.Series(pd.Categorical([]), index=frame.index)
+    combined = np.zeros(len(frame), dtype=np.int64)
+    for column in on:
+        found, uniques = pd.factorize(frame[column], use_na_sentinel=False)
+        combined = combined * len(uniques) + found
+        combined = pd.factorize(combined)[0].astype(np.int64)  # stays below the row count
+    found, first = np.unique(combined, return_index=True)
+    keys = frame[on].iloc[first].astype(str).agg("|".join, axis=1).to_numpy()
+    return pd.Series(pd.Categorical.from_codes(np.searchsorted(found, combined), keys),
+                     index=frame.index)
+
+
+def _labels(column: pd.Series) -> pd.Categorical:
+    """A label column (language, judge, task) as a categorical of text."""
+    return pd.Categorical(column).rename_categories(str) if len(column) else pd.Categorical(
+        column.astype(str))
 
 
 def requirement_verdicts(requirements: pd.DataFrame) -> pd.DataFrame:
     """A requirement table (``results/<panel>/requirements.parquet``) as verdicts: the item is
     framework | task | requirement_id, the cluster its task, the verdict ``satisfied``."""
     on = [c for c in ("framework", "task", "requirement_id") if c in requirements]
-    return pd.DataFrame({"item": item_key(requirements, on).to_numpy(),
-                         "cluster": requirements["task"].astype(str).to_numpy(),
-                         "language": requirements["language"].to_numpy(),
-                         "judge": requirements["backbone"].to_numpy(),
+    return pd.DataFrame({"item": item_key(requirements, on).array,
+                         "cluster": _labels(requirements["task"]),
+                         "language": _labels(requirements["language"]),
+                         "judge": _labels(requirements["backbone"]),
                          "verdict": requirements["satisfied"].to_numpy(float)})
 
 
@@ -82,12 +101,12 @@ def margin_verdicts(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     rejected one) as verdicts on the chosen side: 1 (the chosen scored higher), 0 (a tie), -1
     (the rejected higher); the reference of every item is 1. Missing margins are left out."""
     rows = runs.dropna(subset=["score"])
-    item = rows["task"].astype(str)
-    verdicts = pd.DataFrame({"item": item.to_numpy(), "cluster": item.to_numpy(),
-                             "language": rows["language"].astype(str).to_numpy(),
-                             "judge": rows["backbone"].astype(str).to_numpy(),
+    item = _labels(rows["task"])
+    verdicts = pd.DataFrame({"item": item, "cluster": item,
+                             "language": _labels(rows["language"]),
+                             "judge": _labels(rows["backbone"]),
                              "verdict": np.sign(rows["score"].to_numpy(float))})
-    return verdicts, pd.Series(1.0, index=pd.unique(item))
+    return verdicts, pd.Series(1.0, index=pd.Index(item.categories[np.unique(item.codes)]))
 
 
 def reference_labels(table: pd.DataFrame, settings: dict, source: str

@@ -32,7 +32,8 @@ import numpy as np
 import pandas as pd
 
 from . import measures
-from .agreement import _interval, cluster_tables, code_verdicts, replicate_tables
+from .agreement import (_interval, cluster_tables, code_verdicts, reference_codes,
+                        replicate_tables, with_reference)
 
 COLUMNS = ["language", "judge", "versus", "measure", "estimate", "ci_low", "ci_high",
            "n_items", "n_clusters"]
@@ -173,11 +174,9 @@ def redundancy(verdicts: pd.DataFrame, reference: pd.Series | None = None,
     has_reference = reference is not None and not reference.dropna().empty
     if has_reference:
         ref = reference.dropna()
-        verdicts = verdicts[verdicts["item"].astype(str).isin(ref.index.astype(str))]
-        coded = code_verdicts(verdicts, ref, languages, judges)
-        truth = pd.Series(ref.astype(float).to_numpy(), index=ref.index.astype(str))
+        coded = code_verdicts(with_reference(verdicts, ref), ref, languages, judges)
         frame = coded.frame
-        second = np.searchsorted(coded.values, truth.reindex(frame["item"]).to_numpy())
+        second = reference_codes(coded, ref)
         errors = _errors(frame, coded.values, second, level)
     else:
         coded = code_verdicts(verdicts, None, languages, judges)
@@ -190,6 +189,7 @@ def redundancy(verdicts: pd.DataFrame, reference: pd.Series | None = None,
         cell = frame["language"].to_numpy() * J + frame["judge"].to_numpy()
         judge_tables = cluster_tables(cell, frame["cluster"].to_numpy(),
                                       frame["category"].to_numpy(), second, L * J, G, K)
+        constant = ref.nunique() < 2
         stacked += [judge_tables.reshape(G, L, J * K * K),
                     majority_tables(frame, second, L, G, K).reshape(G, L, K * K)]
     point, reps = replicate_tables(np.concatenate(stacked, axis=-1)[..., None, None],
@@ -230,7 +230,7 @@ def redundancy(verdicts: pd.DataFrame, reference: pd.Series | None = None,
                              items_of[l], G_l))
     if has_reference:
         rows += _gain_rows(point[:, width:], None if reps is None else reps[:, :, width:],
-                           coded, level, truth.nunique() < 2, confidence, clusters_of)
+                           coded, level, constant, confidence, clusters_of)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
