@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...cbc.bootstrap import task_bootstrap
+from ...cbc.bootstrap import replicate_chunk, task_bootstrap_chunks
 from . import measures
 
 ALL_LANGUAGES = "all languages"
@@ -112,8 +112,13 @@ def replicate_tables(A, n_replicates, seed):
     point = A.sum(axis=0)
     if n_replicates == 0 or A.shape[0] < 2:
         return point, None
-    counts = task_bootstrap(A.shape[0], n_replicates, seed).counts.astype(float)
-    return point, (counts @ A.reshape(A.shape[0], -1)).reshape((n_replicates,) + A.shape[1:])
+    # in chunks of replicates (the same draws: the generator's stream runs on), so the
+    # replicates x clusters multiplicities stay small however many clusters a panel has
+    flat = A.reshape(A.shape[0], -1)
+    chunk = replicate_chunk(n_replicates, 2 * A.shape[0] + flat.shape[1])
+    reps = np.concatenate([boot.counts.astype(float) @ flat for boot in task_bootstrap_chunks(
+        A.shape[0], n_replicates, np.random.default_rng(seed), chunk)])
+    return point, reps.reshape((n_replicates,) + A.shape[1:])
 
 
 def measure_functions(level: str, values) -> dict:
