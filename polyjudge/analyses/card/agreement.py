@@ -48,8 +48,12 @@ def as_text(column: pd.Series) -> pd.Series:
 
 
 def codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    """Integer codes of a column's values and the values (as text), without text per row."""
-    found, uniques = pd.factorize(as_text(column))
+    """Integer codes of a column's values in the sorted order of their text (the order the
+    bootstrap draws clusters in), and the values as text, without text per row."""
+    text = as_text(column)
+    if isinstance(text.dtype, pd.CategoricalDtype):
+        text = text.cat.reorder_categories(sorted(text.cat.categories))
+    found, uniques = pd.factorize(text, sort=True)
     return found.astype(np.int64), pd.Index(uniques).astype(str)
 
 
