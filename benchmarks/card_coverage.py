@@ -8,8 +8,8 @@ of a task share their difficulty. The planted kappa and percent agreement of a l
 cell are those of the generating process, computed once on 400,000 tasks. Reported: the share
 of cells whose 95% interval holds the planted value (per measure: kappa, percent agreement,
 and per language the effective number of judges and the majority's kappa gain over the best
-judge), as the card gives it (percentile) and widened by a t correction for few clusters
-(:func:`expanded`); the share of languages whose rank sets all hold the judges' true ranks; and
+judge), as the card gives it (the percentile interval widened for few clusters,
+``few_cluster_factor``) and as the plain percentile interval (:func:`percentile`); the share of languages whose rank sets all hold the judges' true ranks; and
 how often the language test rejects at 5% with no difference planted (size) and with ``shift``
 planted in one language (power).
 
@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from polyjudge.analyses.card import judge_card, measures
+from polyjudge.analyses.card.agreement import few_cluster_factor
 from polyjudge.analyses.card.redundancy import redundancy
 
 LANGUAGES = ["en", "de", "zh", "sw"]
@@ -74,23 +75,20 @@ REDUNDANCY = ("effective_judges", "majority_gain_cohen_kappa")
 """The redundancy rows whose coverage is measured (judge ``panel`` and ``majority``)."""
 
 
-def expanded(part, clusters):
-    """The percentile interval widened about the estimate by ``sqrt(G / (G - 1)) t_{G-1} / z``
-    (G clusters): the bootstrap's variance is ``(G - 1) / G`` of the usual unbiased one, and
-    a t quantile with G - 1 degrees of freedom stands for the normal one."""
-    from scipy import stats
-    factor = (np.sqrt(clusters / (clusters - 1)) * stats.t.ppf(0.975, clusters - 1)
-              / stats.norm.ppf(0.975))
+def percentile(part, clusters):
+    """The plain percentile interval the card's interval widens about its estimate by
+    :func:`~polyjudge.analyses.card.agreement.few_cluster_factor` (undone here, to compare)."""
+    factor = few_cluster_factor(clusters, 0.95)
     est = part["estimate"].to_numpy()
-    return (est - factor * (est - part["ci_low"].to_numpy()),
-            est + factor * (part["ci_high"].to_numpy() - est))
+    return (est - (est - part["ci_low"].to_numpy()) / factor,
+            est + (part["ci_high"].to_numpy() - est) / factor)
 
 
 def study(panels, clusters, per_cluster=10, replicates=500, shift=0.0, seed=1):
     truth = planted(shift=shift)
     rng = np.random.default_rng(seed)
     covered = {m: [] for m in ("cohen_kappa", "percent_agreement", *REDUNDANCY)}
-    covered.update({f"{m} (t-expanded)": [] for m in list(covered)})
+    covered.update({f"{m} (percentile)": [] for m in list(covered)})
     covered["rank sets (all of a language)"] = []
     rejected = []
     for p in range(panels):
@@ -108,8 +106,8 @@ def study(panels, clusters, per_cluster=10, replicates=500, shift=0.0, seed=1):
                 value = np.array([truth[l, j][measure] for l, j in zip(part["language"],
                                                                       part["judge"])])
             covered[measure] += list((part["ci_low"] <= value) & (value <= part["ci_high"]))
-            low, high = expanded(part, clusters)
-            covered[f"{measure} (t-expanded)"] += list((low <= value) & (value <= high))
+            low, high = percentile(part, clusters)
+            covered[f"{measure} (percentile)"] += list((low <= value) & (value <= high))
         ranked = card.ranking
         true_rank = {(l, j): 1 + sum(truth[l, k]["cohen_kappa"] > truth[l, j]["cohen_kappa"]
                                      for k in JUDGES) for l in LANGUAGES for j in JUDGES}

@@ -143,14 +143,32 @@ def measure_functions(level: str, values) -> dict:
     return found
 
 
-def _interval(replicates, confidence):
+def few_cluster_factor(n_clusters: int, confidence: float) -> float:
+    """``sqrt(G / (G - 1)) t_{G-1} / z``: how much wider a percentile interval over ``G``
+    clusters is made. The bootstrap's variance is ``(G - 1) / G`` of the unbiased one, and a t
+    quantile with ``G - 1`` degrees of freedom stands for the normal one (the usual small-sample
+    correction of a cluster-robust interval); 1.10 at 20 clusters, 1.03 at 55, 1 in the limit."""
+    if n_clusters < 2:
+        return np.nan
+    from scipy import stats  # scipy only when an interval is made: `import polyjudge` stays light
+    q = (1.0 + confidence) / 2.0
+    return float(np.sqrt(n_clusters / (n_clusters - 1.0)) * stats.t.ppf(q, n_clusters - 1)
+                 / stats.norm.ppf(q))
+
+
+def _interval(replicates, confidence, estimate=np.nan, n_clusters=0):
+    """The percentile interval of ``replicates``, widened about ``estimate`` by
+    :func:`few_cluster_factor` (measured coverage: docs/methods.md section 11); NaN where the
+    measure is undefined in more than 10% of the replicates."""
     if replicates is None:
         return np.nan, np.nan
     finite = replicates[np.isfinite(replicates)]
-    if len(finite) < 0.9 * len(replicates):
+    if len(finite) < 0.9 * len(replicates) or not np.isfinite(estimate):
         return np.nan, np.nan  # undefined in too many replicates to be an interval
     tail = (1.0 - confidence) / 2.0 * 100
-    return tuple(np.percentile(finite, [tail, 100 - tail]))
+    low, high = np.percentile(finite, [tail, 100 - tail])
+    factor = few_cluster_factor(n_clusters, confidence)
+    return estimate - factor * (estimate - low), estimate + factor * (high - estimate)
 
 
 def _rows(point, reps, names, functions, confidence, n_items, n_clusters):
@@ -159,7 +177,8 @@ def _rows(point, reps, names, functions, confidence, n_items, n_clusters):
         estimate = function(point)
         spread = function(reps) if reps is not None else None
         for c, labels in enumerate(names):
-            low, high = _interval(None if spread is None else spread[:, c], confidence)
+            low, high = _interval(None if spread is None else spread[:, c], confidence,
+                                  float(estimate[c]), int(n_clusters[c]))
             rows.append({**labels, "measure": measure, "estimate": float(estimate[c]),
                          "ci_low": low, "ci_high": high, "n_items": int(n_items[c]),
                          "n_clusters": int(n_clusters[c])})

@@ -156,7 +156,7 @@ def _lead_measures(level: str, constant_reference: bool) -> dict:
 
 
 def _row(language, judge, versus, measure, estimate, spread, confidence, n_items, n_clusters):
-    low, high = _interval(spread, confidence)
+    low, high = _interval(spread, confidence, float(estimate), int(n_clusters))
     return {"language": language, "judge": judge, "versus": versus, "measure": measure,
             "estimate": float(estimate), "ci_low": low, "ci_high": high,
             "n_items": int(n_items), "n_clusters": int(n_clusters)}

@@ -16,7 +16,7 @@ SLIGHT = 0.20
 AGREEMENT_COLUMNS = [
     col("language", type="text"), col("judge", type="text"), col("versus", type="text"),
     col("measure", type="text"), col("estimate"),
-    col("ci", "95% interval (measured coverage 0.92-0.94)", "interval", low="ci_low",
+    col("ci", "95% interval (measured coverage 0.94-0.95)", "interval", low="ci_low",
         high="ci_high"),
     col("n_items", "items", "int"), col("n_clusters", "clusters", "int")]
 TEST_COLUMNS = [
