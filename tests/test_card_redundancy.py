@@ -130,3 +130,24 @@ def test_planted_accuracy_is_ranked_in_order_with_the_leaderboards_rank_sets():
         assert mine.loc[language].loc[judges, "rank_low"].tolist() == low[l].tolist()
         assert mine.loc[language].loc[judges, "rank_high"].tolist() == high[l].tolist()
     assert rank_by_agreement(table, {}, ["en", "de"])["rank_low"].isna().all()
+
+
+def test_the_page_shows_the_effective_judges_and_the_ranking(tmp_path):
+    from polyjudge.report.page.card import card_section
+    from polyjudge.report.page.results_folder import Results
+    rng = np.random.default_rng(6)
+    verdicts, reference = panel(rng, [0.1, 0.2, 0.3], n=400, clusters=40, shared={1},
+                                languages=("en", "de"))
+    card = judge_card(verdicts, reference, replicates=50, languages=["en", "de"])
+    folder = tmp_path / "p" / "card"
+    folder.mkdir(parents=True)
+    for name in ("agreement", "language_tests", "redundancy", "ranking"):
+        getattr(card, name).to_csv(folder / f"{name}.csv", index=False)
+    tables = {t["id"]: t for t in card_section(Results(tmp_path), "p")["tables"]}
+    summary = tables["p.card_redundancy"]
+    n_eff = [row[summary["keys"].index("effective_judges")] for row in summary["data"]]
+    expected = card.redundancy.query("measure == 'effective_judges'")["estimate"]
+    assert n_eff == pytest.approx(expected.tolist())
+    assert [row[summary["keys"].index("n_judges")] for row in summary["data"]] == [3, 3]
+    ranking = tables["p.card_ranking"]
+    assert len(ranking["data"]) == 6 and ranking["data"][0][:3] == ["en", 1, "j0"]
