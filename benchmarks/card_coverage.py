@@ -9,8 +9,8 @@ cell are those of the generating process, computed once on 400,000 tasks. Report
 of cells whose 95% interval holds the planted value (per measure: kappa, percent agreement,
 and per language the effective number of judges and the majority's kappa gain over the best
 judge), as the card gives it (the percentile interval widened for few clusters,
-``few_cluster_factor``) and as the plain percentile interval (:func:`percentile`); the share of languages whose rank sets all hold the judges' true ranks; and
-how often the language test rejects at 5% with no difference planted (size) and with ``shift``
+``few_cluster_factor``) and as the plain percentile interval (:func:`percentile`); the share of
+languages whose rank sets all hold the judges' true ranks; and how often the language test rejects at 5% with no difference planted (size) and with ``shift``
 planted in one language (power).
 
     python benchmarks/card_coverage.py [--panels 300] [--clusters 40]
