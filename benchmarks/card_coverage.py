@@ -10,8 +10,9 @@ of cells whose 95% interval holds the planted value (per measure: kappa, percent
 and per language the effective number of judges and the majority's kappa gain over the best
 judge), as the card gives it (the percentile interval widened for few clusters,
 ``few_cluster_factor``) and as the plain percentile interval (:func:`percentile`); the share of
-languages whose rank sets all hold the judges' true ranks; and how often the language test rejects at 5% with no difference planted (size) and with ``shift``
-planted in one language (power).
+languages whose rank sets all hold the judges' true ranks; and how often the language test
+rejects at 5% with no difference planted (size) and with ``shift`` planted in one language
+(power).
 
     python benchmarks/card_coverage.py [--panels 300] [--clusters 40]
 """
