@@ -6,8 +6,12 @@ A panel: ``clusters`` tasks of ``per_cluster`` binary items each; an item's refe
 label, or errs with its error rate in that language, shifted per task (logit-normal), so items
 of a task share their difficulty. The planted kappa and percent agreement of a language x judge
 cell are those of the generating process, computed once on 400,000 tasks. Reported: the share
-of cells whose 95% interval holds the planted value (per measure), and how often the language
-test rejects at 5% with no difference planted (size) and with ``shift`` planted in one language
+of cells whose 95% interval holds the planted value (per measure: kappa, percent agreement,
+and per language the effective number of judges and the majority's kappa gain over the best
+judge), as the card gives it (the percentile interval widened for few clusters,
+``few_cluster_factor``) and as the plain percentile interval (:func:`percentile`); the share of
+languages whose rank sets all hold the judges' true ranks; and how often the language test
+rejects at 5% with no difference planted (size) and with ``shift`` planted in one language
 (power).
 
     python benchmarks/card_coverage.py [--panels 300] [--clusters 40]
@@ -21,6 +25,8 @@ import numpy as np
 import pandas as pd
 
 from polyjudge.analyses.card import judge_card, measures
+from polyjudge.analyses.card.agreement import few_cluster_factor
+from polyjudge.analyses.card.redundancy import redundancy
 
 LANGUAGES = ["en", "de", "zh", "sw"]
 JUDGES = ["a", "b", "c"]
@@ -49,7 +55,9 @@ def simulate(rng, clusters, per_cluster, prevalence=0.3, task_sd=1.0, error_sd=0
 
 
 def planted(clusters=400_000, shift=0.0, seed=0):
-    """The generating process's kappa and percent agreement per language x judge."""
+    """The generating process's kappa and percent agreement per language x judge, and per
+    language its effective number of judges and the majority's kappa gain over the best judge
+    (the card's estimands, on ``clusters`` tasks of one item)."""
     rng = np.random.default_rng(seed)
     verdicts, reference = simulate(rng, clusters, 1, shift=shift)
     out = {}
@@ -58,13 +66,31 @@ def planted(clusters=400_000, shift=0.0, seed=0):
         np.add.at(table, (rows["verdict"].astype(int), reference.to_numpy().astype(int)), 1)
         out[language, judge] = {"cohen_kappa": float(measures.cohen_kappa(table)),
                                 "percent_agreement": float(measures.percent_agreement(table))}
+    table = redundancy(verdicts, reference, replicates=0, languages=LANGUAGES, judges=JUDGES)
+    for row in table[table["measure"].isin(REDUNDANCY)].itertuples():
+        out[row.language, row.measure] = row.estimate
     return out
+
+
+REDUNDANCY = ("effective_judges", "majority_gain_cohen_kappa")
+"""The redundancy rows whose coverage is measured (judge ``panel`` and ``majority``)."""
+
+
+def percentile(part, clusters):
+    """The plain percentile interval the card's interval widens about its estimate by
+    :func:`~polyjudge.analyses.card.agreement.few_cluster_factor` (undone here, to compare)."""
+    factor = few_cluster_factor(clusters, 0.95)
+    est = part["estimate"].to_numpy()
+    return (est - (est - part["ci_low"].to_numpy()) / factor,
+            est + (part["ci_high"].to_numpy() - est) / factor)
 
 
 def study(panels, clusters, per_cluster=10, replicates=500, shift=0.0, seed=1):
     truth = planted(shift=shift)
     rng = np.random.default_rng(seed)
-    covered = {"cohen_kappa": [], "percent_agreement": []}
+    covered = {m: [] for m in ("cohen_kappa", "percent_agreement", *REDUNDANCY)}
+    covered.update({f"{m} (percentile)": [] for m in list(covered)})
+    covered["rank sets (all of a language)"] = []
     rejected = []
     for p in range(panels):
         verdicts, reference = simulate(rng, clusters, per_cluster, shift=shift)
@@ -72,11 +98,24 @@ def study(panels, clusters, per_cluster=10, replicates=500, shift=0.0, seed=1):
                           languages=LANGUAGES, judges=JUDGES)
         rows = card.agreement[(card.agreement["versus"] == "reference")
                               & card.agreement["language"].isin(LANGUAGES)]
-        for measure in covered:
-            part = rows[rows["measure"] == measure]
-            value = np.array([truth[l, j][measure] for l, j in zip(part["language"],
-                                                                  part["judge"])])
+        for measure in ("cohen_kappa", "percent_agreement", *REDUNDANCY):
+            if measure in REDUNDANCY:
+                part = card.redundancy[card.redundancy["measure"] == measure]
+                value = np.array([truth[l, measure] for l in part["language"]])
+            else:
+                part = rows[rows["measure"] == measure]
+                value = np.array([truth[l, j][measure] for l, j in zip(part["language"],
+                                                                      part["judge"])])
             covered[measure] += list((part["ci_low"] <= value) & (value <= part["ci_high"]))
+            low, high = percentile(part, clusters)
+            covered[f"{measure} (percentile)"] += list((low <= value) & (value <= high))
+        ranked = card.ranking
+        true_rank = {(l, j): 1 + sum(truth[l, k]["cohen_kappa"] > truth[l, j]["cohen_kappa"]
+                                     for k in JUDGES) for l in LANGUAGES for j in JUDGES}
+        holds = [(r.rank_low <= true_rank[r.language, r.judge] <= r.rank_high)
+                 for r in ranked.itertuples()]
+        covered["rank sets (all of a language)"] += list(
+            pd.Series(holds).groupby(ranked["language"].to_numpy()).all())
         tests = card.language_tests
         rejected.append(float(tests.loc[(tests["judge"] == "a")
                                         & (tests["measure"] == "cohen_kappa"), "p_value"]
@@ -87,16 +126,16 @@ def study(panels, clusters, per_cluster=10, replicates=500, shift=0.0, seed=1):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--panels", type=int, default=300)
-    parser.add_argument("--clusters", type=int, nargs="+", default=[20, 40, 80])
+    parser.add_argument("--clusters", type=int, nargs="+", default=[20, 40, 55, 80])
     args = parser.parse_args(argv)
     for clusters in args.clusters:
         started = time.perf_counter()
         coverage, size = study(args.panels, clusters)
         _, power = study(args.panels, clusters, shift=0.15)
-        print(f"{clusters} tasks x 10 items: coverage kappa {coverage['cohen_kappa']:.3f}, "
-              f"percent agreement {coverage['percent_agreement']:.3f}; language test size "
-              f"{size:.3f}, power (error +0.15 in one language) {power:.3f} "
-              f"({time.perf_counter() - started:.0f} s)")
+        print(f"{clusters} tasks x 10 items: language test size {size:.3f}, power (error "
+              f"+0.15 in one language) {power:.3f} ({time.perf_counter() - started:.0f} s); "
+              "coverage " + ", ".join(f"{m} {v:.3f}" for m, v in coverage.items()),
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -78,8 +78,10 @@ def judge_card(verdicts: pd.DataFrame, reference=None, *, item: str = "item",
     JudgeCard
         ``agreement`` (language, judge, versus, measure, estimate, ci_low, ci_high, n_items,
         n_clusters), ``language_tests``, ``has_reference``, ``bias`` (language, judge, bias,
-        estimate, ci_low, ci_high, n_items, n_clusters, unit), ``bias_tests`` and
-        ``bias_not_computed`` (bias -> why not).
+        estimate, ci_low, ci_high, n_items, n_clusters, unit), ``bias_tests``,
+        ``bias_not_computed`` (bias -> why not), ``redundancy`` (error correlations, effective
+        number of judges, the majority's gain over the best judge) and ``ranking`` (judges by
+        agreement with the reference, simultaneous rank sets).
 
     Examples
     --------
@@ -143,9 +145,9 @@ example:
   polyjudge card verdicts.csv --reference gold.csv --item question_id --language lang \\
       --judge model --verdict score -o card/
 
-writes card/agreement.csv, card/language_tests.csv, card/bias.csv and card/bias_tests.csv
-(docs/outputs.md, "Judge card"); --length LENGTH_COL for the length bias, --author AUTHOR_COL
---family gpt-4o=openai --family gpt-4o-mini=openai for self-preference.
+writes card/agreement.csv, language_tests.csv, bias.csv, bias_tests.csv, redundancy.csv and
+ranking.csv (docs/outputs.md, "Judge card"); --length LENGTH_COL for the length bias,
+--author AUTHOR_COL --family gpt-4o=openai --family gpt-4o-mini=openai for self-preference.
 """
 
 
@@ -178,7 +180,7 @@ def add_parser(commands) -> argparse.ArgumentParser:
                       help="bootstrap replicates (default 1000; 0: no intervals)")
     card.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     card.add_argument("-o", "--output", required=True, metavar="DIR",
-                      help="folder to write the card's four CSV files into")
+                      help="folder to write the card's six CSV files into")
     card.set_defaults(run=run)
     return card
 
@@ -203,6 +205,8 @@ def run(args) -> str:
     card.language_tests.to_csv(out / "language_tests.csv", index=False)
     card.bias.to_csv(out / "bias.csv", index=False)
     card.bias_tests.to_csv(out / "bias_tests.csv", index=False)
+    card.redundancy.to_csv(out / "redundancy.csv", index=False)
+    card.ranking.to_csv(out / "ranking.csv", index=False)
     kappa = card.agreement[(card.agreement["versus"] == "reference")
                            & card.agreement["measure"].str.startswith("cohen_kappa")]
     said = (f"; Cohen's kappa with the reference {kappa['estimate'].min():.3f} to "

@@ -11,7 +11,14 @@ def card_targets():
     return expand(
         "results/{panel}/card/{name}",
         panel=card_panels(),
-        name=["agreement.csv", "language_tests.csv", "bias.csv", "bias_tests.csv"],
+        name=[
+            "agreement.csv",
+            "language_tests.csv",
+            "bias.csv",
+            "bias_tests.csv",
+            "redundancy.csv",
+            "ranking.csv",
+        ],
     )
 
 

@@ -19,6 +19,8 @@ rule card:
         tests="results/{panel}/card/language_tests.csv",
         bias="results/{panel}/card/bias.csv",
         bias_tests="results/{panel}/card/bias_tests.csv",
+        redundancy="results/{panel}/card/redundancy.csv",
+        ranking="results/{panel}/card/ranking.csv",
     log:
         "results/{panel}/logs/card.log",
     benchmark:

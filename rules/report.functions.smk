@@ -155,7 +155,14 @@ def claim_outputs():
 
 # analysis -> the files under results/{panel}/ the results page reads (polyjudge.report.page)
 PAGE_FILES = {
-    "card": ["card/agreement.csv", "card/language_tests.csv"],
+    "card": [
+        "card/agreement.csv",
+        "card/language_tests.csv",
+        "card/bias.csv",
+        "card/bias_tests.csv",
+        "card/redundancy.csv",
+        "card/ranking.csv",
+    ],
     "labels": [
         "labels/estimates.csv",
         "labels/differences.csv",

@@ -12,6 +12,9 @@ from ...data.errors import InputError
 from .agreement import (ALL_LANGUAGES, TEST_COLUMNS, language_tests, panel_agreement,
                         reference_agreement)
 from .bias import BIAS_COLUMNS, BIAS_TEST_COLUMNS, card_bias
+from .ranking import COLUMNS as RANKING_COLUMNS
+from .ranking import rank_by_agreement
+from .redundancy import redundancy
 
 COLUMNS = ["language", "judge", "versus", "measure", "estimate", "ci_low", "ci_high",
            "n_items", "n_clusters"]
@@ -26,7 +29,11 @@ class JudgeCard:
     languages with its Benjamini-Hochberg q-value; ``has_reference``; ``bias``: one row per
     language x judge x bias (position, length, self_preference) the inputs allow, estimate,
     interval and ``unit``; ``bias_tests``: per judge and bias, the test of a difference between
-    languages; ``bias_not_computed``: bias -> why the inputs do not allow it."""
+    languages; ``bias_not_computed``: bias -> why the inputs do not allow it; ``redundancy``:
+    error correlations, the effective number of judges and the majority's gain per language
+    (:func:`~polyjudge.analyses.card.redundancy.redundancy`); ``ranking``: the judges ranked by
+    agreement with the reference per language, with simultaneous rank sets (empty without a
+    reference)."""
 
     agreement: pd.DataFrame
     language_tests: pd.DataFrame
@@ -35,21 +42,42 @@ class JudgeCard:
     bias_tests: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=BIAS_TEST_COLUMNS))
     bias_not_computed: dict = field(default_factory=dict)
+    redundancy: pd.DataFrame | None = None
+    ranking: pd.DataFrame | None = None
 
 
 def item_key(frame: pd.DataFrame, on) -> pd.Series:
-    """One text key per row from the columns ``on`` (read as text, joined by ``|``)."""
-    return frame[list(on)].astype(str).agg("|".join, axis=1)
+    """One text key per row from the columns ``on`` (read as text, joined by ``|``), as a
+    categorical: the text is built once per distinct key, not per row (a requirement table of
+    10^7 verdicts has 10^5 requirements)."""
+    on = list(on)
+    if frame.empty:
+        return pd.Series(pd.Categorical([]), index=frame.index)
+    combined = np.zeros(len(frame), dtype=np.int64)
+    for column in on:
+        found, uniques = pd.factorize(frame[column], use_na_sentinel=False)
+        combined = combined * len(uniques) + found
+        combined = pd.factorize(combined)[0].astype(np.int64)  # stays below the row count
+    found, first = np.unique(combined, return_index=True)
+    keys = frame[on].iloc[first].astype(str).agg("|".join, axis=1).to_numpy()
+    return pd.Series(pd.Categorical.from_codes(np.searchsorted(found, combined), keys),
+                     index=frame.index)
+
+
+def _labels(column: pd.Series) -> pd.Categorical:
+    """A label column (language, judge, task) as a categorical of text."""
+    return pd.Categorical(column).rename_categories(str) if len(column) else pd.Categorical(
+        column.astype(str))
 
 
 def requirement_verdicts(requirements: pd.DataFrame) -> pd.DataFrame:
     """A requirement table (``results/<panel>/requirements.parquet``) as verdicts: the item is
     framework | task | requirement_id, the cluster its task, the verdict ``satisfied``."""
     on = [c for c in ("framework", "task", "requirement_id") if c in requirements]
-    return pd.DataFrame({"item": item_key(requirements, on).to_numpy(),
-                         "cluster": requirements["task"].astype(str).to_numpy(),
-                         "language": requirements["language"].to_numpy(),
-                         "judge": requirements["backbone"].to_numpy(),
+    return pd.DataFrame({"item": item_key(requirements, on).array,
+                         "cluster": _labels(requirements["task"]),
+                         "language": _labels(requirements["language"]),
+                         "judge": _labels(requirements["backbone"]),
                          "verdict": requirements["satisfied"].to_numpy(float)})
 
 
@@ -106,12 +134,12 @@ def margin_verdicts(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     rejected one) as verdicts on the chosen side: 1 (the chosen scored higher), 0 (a tie), -1
     (the rejected higher); the reference of every item is 1. Missing margins are left out."""
     rows = runs.dropna(subset=["score"])
-    item = rows["task"].astype(str)
-    verdicts = pd.DataFrame({"item": item.to_numpy(), "cluster": item.to_numpy(),
-                             "language": rows["language"].astype(str).to_numpy(),
-                             "judge": rows["backbone"].astype(str).to_numpy(),
+    item = _labels(rows["task"])
+    verdicts = pd.DataFrame({"item": item, "cluster": item,
+                             "language": _labels(rows["language"]),
+                             "judge": _labels(rows["backbone"]),
                              "verdict": np.sign(rows["score"].to_numpy(float))})
-    return verdicts, pd.Series(1.0, index=pd.unique(item))
+    return verdicts, pd.Series(1.0, index=pd.Index(item.categories[np.unique(item.codes)]))
 
 
 def reference_labels(table: pd.DataFrame, settings: dict, source: str
@@ -167,9 +195,13 @@ def judge_card(verdicts: pd.DataFrame, reference: pd.Series | None = None,
     biases = {"bias": bias, "bias_tests": bias_tests, "bias_not_computed": not_computed}
     among = panel_agreement(verdicts, level, replicates, seed, confidence, languages, judges)
     among = among[among["n_items"] > 0]
+    panel_judges = list(judges) if judges is not None else list(pd.unique(verdicts["judge"]))
+    redundant = redundancy(verdicts, reference, level, replicates, seed, confidence, languages,
+                           panel_judges)
     if reference is None or reference.dropna().empty:
         return JudgeCard(among[COLUMNS].reset_index(drop=True),
-                         pd.DataFrame(columns=TEST_COLUMNS), False, **biases)
+                         pd.DataFrame(columns=TEST_COLUMNS), False, **biases,
+                         redundancy=redundant, ranking=pd.DataFrame(columns=RANKING_COLUMNS))
     if comparison is not None and len(comparison):
         judges = list(judges if judges is not None else pd.unique(verdicts["judge"]))
         judges += [j for j in pd.unique(comparison["judge"]) if j not in judges]
@@ -180,7 +212,9 @@ def judge_card(verdicts: pd.DataFrame, reference: pd.Series | None = None,
     tests = language_tests(with_reference, per_language, languages)
     tests = tests[tests["df"] > 0].reset_index(drop=True)
     agreement = pd.concat([with_reference, among], ignore_index=True)[COLUMNS]
-    return JudgeCard(agreement, tests, True, **biases)
+    ranked = rank_by_agreement(with_reference, per_language, languages, confidence,
+                               panel_judges)
+    return JudgeCard(agreement, tests, True, **biases, redundancy=redundant, ranking=ranked)
 
 
 HEADLINES = (("cohen_kappa", "kappa"), ("cohen_kappa_quadratic", "weighted kappa"),

@@ -9,6 +9,7 @@ import pandas as pd
 
 from ...analyses.card import ALL_LANGUAGES, headline
 from ...analyses.card.bias import NOT_COMPUTED
+from .card_redundancy import redundancy_tables
 from .charts import _chart, _order, _spec
 from .results_folder import PER_LANGUAGE, POOLED, Results, _records, col, table
 
@@ -18,7 +19,7 @@ SLIGHT = 0.20
 AGREEMENT_COLUMNS = [
     col("language", type="text"), col("judge", type="text"), col("versus", type="text"),
     col("measure", type="text"), col("estimate"),
-    col("ci", "95% interval (measured coverage 0.92-0.94)", "interval", low="ci_low",
+    col("ci", "95% interval (measured coverage 0.94-0.95)", "interval", low="ci_low",
         high="ci_high"),
     col("n_items", "items", "int"), col("n_clusters", "clusters", "int")]
 TEST_COLUMNS = [
@@ -131,6 +132,7 @@ def card_section(res: Results, name: str) -> dict | None:
         tables.append(table(f"{name}.card_tests", "Does agreement differ between languages?",
                             f"{name}/card/language_tests.csv", tests, TEST_COLUMNS, POOLED,
                             {"backbone": ["judge"]}))
+    tables += redundancy_tables(res, name)
     kappa, label = headline(agreement)
     charts_ = [card_heatmap(f"{name}.card_heatmap", kappa, label)] if len(kappa) else []
     bias_tables, bias_charts, bias_note = bias_parts(res, name)
@@ -143,8 +145,10 @@ def card_section(res: Results, name: str) -> dict | None:
             "a bootstrap over clusters (a task's items together). The language tests ask "
             "whether a judge's agreement with the reference is the same in every language "
             "(Wald test on the bootstrap covariance, Benjamini-Hochberg q). The ranking below "
-            "is by mean score: leniency unless these judges agree with the reference."
-            + bias_note)
+            "is by mean score: leniency unless these judges agree with the reference; the card "
+            "ranks the judges by agreement with the reference instead, with rank sets "
+            "simultaneous over the language. Effective judges: Kish's n / (1 + (n - 1) rho), "
+            "rho the mean correlation of the judges' errors." + bias_note)
     return {"id": "card", "title": "Judge card", "note": note, "facts": None,
             "tables": tables, "charts": charts_, "warning": ""}
 

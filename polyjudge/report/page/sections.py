@@ -66,8 +66,10 @@ def leaderboard_section(res: Results, name: str) -> dict | None:
         order = {v: i for i, v in enumerate(pd.unique(frame["language"]))}
         frame = frame.assign(_language=frame["language"].map(order)).sort_values(
             ["_language", "rank_cbc", "rank_raw"], kind="stable").drop(columns="_language")
-    lb = table(f"{name}.leaderboard", "Leaderboard by language, raw and after CBC", source,
-               frame, LEADERBOARD_COLUMNS, PER_LANGUAGE, LANG_BB)
+    meaning = ranked_quantity(res, name)
+    ranks = f" (first: {meaning['top']}, {meaning['means']})" if meaning else ""
+    lb = table(f"{name}.leaderboard", f"Leaderboard by language, raw and after CBC{ranks}",
+               source, frame, LEADERBOARD_COLUMNS, PER_LANGUAGE, LANG_BB)
     sets = ("The rank set is simultaneous over the language: all of a language's sets hold "
             "their true ranks together with 95% confidence (Mogstad, Romano, Shaikh and Wilke "
             "2024; coverage measured by simulation in docs/methods.md 10.8). The rank interval "
