@@ -53,7 +53,8 @@ def _declared(schema: dict, instance: dict, root: dict) -> tuple[dict, dict | bo
     schema = _resolve(schema, root)
     properties = dict(schema.get("properties", {}))
     extra = schema.get("additionalProperties")
-    branches = list(schema.get("allOf", ())) + list(schema.get("anyOf", ()))
+    branches = (list(schema.get("allOf", ())) + list(schema.get("anyOf", ()))
+                + list(schema.get("oneOf", ())))
     if "$ref" in schema:  # a reference beside other keywords acts as one more branch
         branches.append({"$ref": schema["$ref"]})
     for branch in branches:
@@ -170,6 +171,8 @@ def _object_forms(schema: dict, root: dict) -> list[dict]:
             forms.append(form)
         elif "type" not in form:
             forms += _object_forms(form, root)
+            forms += [part for part in (_resolve(p, root) for p in form.get("allOf", ()))
+                      if part.get("type") == "object" or "properties" in part]
     return forms
 
 
