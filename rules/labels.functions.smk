@@ -13,7 +13,7 @@ def labels_targets():
     return expand(
         "results/{panel}/labels/{name}",
         panel=labels_panels(),
-        name=["estimates.csv", "differences.csv", "judge_errors.csv"],
+        name=["estimates.csv", "differences.csv", "judge_errors.csv", "ranks.csv"],
     )
 
 

@@ -1,5 +1,5 @@
 # Human labels beside the judges: prediction-powered estimates per language and judged system,
-# the systems' differences and the judges' errors (docs/methods.md section 12).
+# the systems' differences and rank sets and the judges' errors (docs/methods.md section 12).
 
 
 include: "labels.functions.smk"
@@ -17,6 +17,7 @@ rule labels:
         ),
         differences="results/{panel}/labels/differences.csv",
         errors="results/{panel}/labels/judge_errors.csv",
+        ranks="results/{panel}/labels/ranks.csv",
     log:
         "results/{panel}/logs/labels.log",
     benchmark:

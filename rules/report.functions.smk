@@ -167,7 +167,9 @@ PAGE_FILES = {
         "labels/estimates.csv",
         "labels/differences.csv",
         "labels/judge_errors.csv",
+        "labels/ranks.csv",
     ],
+    "label_plan": ["labels/progress.csv", "labels/to_label.csv"],
     "cbc": [
         "cbc/beta.csv",
         "cbc/rankings.csv",

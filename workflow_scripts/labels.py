@@ -50,6 +50,7 @@ def main(smk):
     write_csv(table, smk.output.estimates)
     write_csv(result.differences, smk.output.differences)
     write_csv(result.judge_errors, smk.output.errors)
+    write_csv(result.ranks, smk.output.ranks)
 
 
 run_step(main, snakemake)

@@ -1,6 +1,6 @@
 """Per language and judged system: the human labels' mean estimated from the labels alone, from
 the judges alone, by CBC and by prediction-powered inference; the systems' differences with
-simultaneous intervals; each judge's error against the humans.
+simultaneous intervals and their rank sets; each judge's error against the humans.
 
 The labelled items of a language and system are taken as a simple random sample, without
 replacement, of that system's items judged in the language, so every interval is the finite
@@ -16,6 +16,7 @@ import pandas as pd
 
 from .ppi import MeanEstimate, classical_mean, ppi_mean, z_quantile
 from .predictors import KINDS, by_language, cross_fit, fixed_predictors
+from .ranks import rank_sets
 
 ESTIMATE_COLUMNS = ["language", "system", "estimator", "predictor", "estimate", "ci_low",
                     "ci_high", "se", "lam", "n_labels", "n_items"]
@@ -30,12 +31,14 @@ ERROR_COLUMNS = ["language", "judge", "measure", "estimate", "ci_low", "ci_high"
 
 @dataclass(frozen=True)
 class LabelEstimates:
-    """``estimates`` (:data:`ESTIMATE_COLUMNS`), ``differences`` (:data:`DIFFERENCE_COLUMNS`)
-    and ``judge_errors`` (:data:`ERROR_COLUMNS`)."""
+    """``estimates`` (:data:`ESTIMATE_COLUMNS`), ``differences`` (:data:`DIFFERENCE_COLUMNS`),
+    ``judge_errors`` (:data:`ERROR_COLUMNS`) and ``ranks``
+    (:data:`~polyjudge.analyses.labels.ranks.RANK_COLUMNS`)."""
 
     estimates: pd.DataFrame
     differences: pd.DataFrame
     judge_errors: pd.DataFrame
+    ranks: pd.DataFrame
 
 
 def _row(language, system, estimator, predictor, result: MeanEstimate | None, n_labels,
@@ -87,10 +90,11 @@ def label_estimates(predictions: pd.DataFrame, labels: pd.DataFrame, systems: pd
 
 
 def collect(rows: list, errors: list, confidence: float = 0.95) -> LabelEstimates:
-    """The rows of :func:`language_rows` of every language as the three tables."""
+    """The rows of :func:`language_rows` of every language as the four tables."""
     estimates = pd.DataFrame(rows, columns=ESTIMATE_COLUMNS)
-    return LabelEstimates(estimates, differences(estimates, confidence),
-                          pd.DataFrame(errors, columns=ERROR_COLUMNS))
+    pairs = differences(estimates, confidence)
+    return LabelEstimates(estimates, pairs, pd.DataFrame(errors, columns=ERROR_COLUMNS),
+                          rank_sets(estimates, pairs))
 
 
 def language_rows(language, panel, system: np.ndarray, y_all: np.ndarray,
