@@ -87,6 +87,7 @@ def test_every_declared_output_is_documented():
     ("polyjudge.analyses.judge_ls", "VERDICT_COLUMNS"),
     ("polyjudge.analyses.judge_ls", "RECOVERY_COLUMNS"),
     ("polyjudge.analyses.diagnostics", "ANOVA_TERMS"),
+    ("polyjudge.analyses.labels.ranks", "RANK_COLUMNS"),
 ])
 def test_output_columns_named_in_the_code_are_documented(module, name):
     columns = getattr(importlib.import_module(module), name)

@@ -145,9 +145,14 @@ def test_the_page_section_shows_the_estimators_side_by_side(tmp_path):
     out.estimates.to_csv(folder / "estimates.csv", index=False)
     out.differences.to_csv(folder / "differences.csv", index=False)
     out.judge_errors.to_csv(folder / "judge_errors.csv", index=False)
+    out.ranks.to_csv(folder / "ranks.csv", index=False)
     section = labels_section(Results(tmp_path), "mine")
     assert [t["id"] for t in section["tables"]] == [
-        "mine.labels_estimates", "mine.labels_differences", "mine.labels_errors"]
+        "mine.labels_estimates", "mine.labels_differences", "mine.labels_ranks",
+        "mine.labels_errors"]
+    ranks = section["tables"][2]
+    assert {"rank_low", "rank_high"} <= set(ranks["keys"]) and len(ranks["data"]) == len(
+        out.ranks)
     drawn = section["charts"][0]["spec"]["data"]["values"]
     shown = {row["shown"] for row in drawn}
     assert shown == {"all human labels", "human labels alone", "judges alone", "CBC",

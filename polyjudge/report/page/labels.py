@@ -1,11 +1,14 @@
 """Human labels on the results page: per language and judged system, the labels alone, the
 judges alone, CBC and the prediction-powered estimates side by side (a chart and the tables of
-``labels/estimates.csv``, ``labels/differences.csv`` and ``labels/judge_errors.csv``)."""
+``labels/estimates.csv``, ``labels/differences.csv``, ``labels/ranks.csv`` and
+``labels/judge_errors.csv``), and the label-plan loop where the panel runs it
+(:mod:`~polyjudge.report.page.label_plan`)."""
 from __future__ import annotations
 
 import pandas as pd
 
 from .charts import _chart, _order, _spec
+from .label_plan import label_plan_part
 from .results_folder import PER_LANGUAGE, Results, _records, col, table
 
 INTERVAL = "95% interval (measured coverage on DevAI 0.92-0.96)"
@@ -19,6 +22,12 @@ DIFFERENCE_COLUMNS = [
     col("estimator", type="text"), col("predictor", type="text"), col("difference"),
     col("ci", "95% interval, simultaneous over the language's pairs (Bonferroni; measured "
         "coverage on DevAI 0.93-0.96)", "interval", low="ci_low", high="ci_high")]
+RANK_COLUMNS = [
+    col("language", type="text"), col("system", type="text"), col("estimator", type="text"),
+    col("predictor", type="text"), col("estimate"), col("rank", type="int"),
+    col("rank_set", "rank set, simultaneous over the language's systems (from the difference "
+        "intervals; planted coverage 1.00)", "interval", digits=0, low="rank_low",
+        high="rank_high"), col("systems", type="int")]
 ERROR_COLUMNS = [
     col("language", type="text"), col("judge", type="text"), col("measure", type="text"),
     col("estimate"), col("ci", "95% interval (measured coverage on DevAI 0.93-0.95)",
@@ -62,17 +71,21 @@ def side_by_side(cid: str, estimates: pd.DataFrame) -> dict:
 
 
 def labels_section(res: Results, name: str) -> dict | None:
-    """The "Human labels" section of a panel with human labels."""
+    """The "Human labels" section of a panel with human labels or a label plan."""
     source = f"{name}/labels/estimates.csv"
     estimates = res.csv(source)
+    plan = label_plan_part(res, name)
     if estimates is None:
-        return None
+        return None if plan is None else {
+            "id": "labels", "title": "Human labels", "note": plan[1], "facts": None,
+            "tables": plan[0], "charts": [], "warning": ""}
     filters = {"language": ["language"]}
     tables = [table(f"{name}.labels_estimates", "Estimates per language and system", source,
                     estimates, ESTIMATE_COLUMNS, PER_LANGUAGE, filters)]
     for file, tid, title, columns, extra in (
             ("differences.csv", "labels_differences", "Differences between systems",
              DIFFERENCE_COLUMNS, {}),
+            ("ranks.csv", "labels_ranks", "Ranks of the systems", RANK_COLUMNS, {}),
             ("judge_errors.csv", "labels_errors", "Each judge's error against the humans",
              ERROR_COLUMNS, {"backbone": ["judge"]})):
         frame = res.csv(f"{name}/labels/{file}")
@@ -88,10 +101,15 @@ def labels_section(res: Results, name: str) -> dict | None:
             "the judges, or one judge). Intervals treat the labelled items as drawn without "
             "replacement from the panel's items (docs/methods.md section 12). A judge's bias "
             "is its mean score minus the humans' label; mae its mean absolute difference.")
+    note += (" A system's rank set holds for every system of the language at once: 1 + the "
+             "systems surely above it to the systems not surely below it.")
     if len(sampled):
         note += (" The estimates use a random subset of the labels (n_labels per language and "
                  "system); 'all human labels' is the mean of every label, the target the "
                  "intervals aim at.")
+    if plan:
+        tables += plan[0]
+        note += " " + plan[1]
     return {"id": "labels", "title": "Human labels", "note": note, "facts": None,
             "tables": tables, "charts": [side_by_side(f"{name}.labels_chart", estimates)],
             "warning": ""}
