@@ -14,9 +14,10 @@ from .ppi import MeanEstimate, classical_mean, ppi_mean, tuned_lambda, z_quantil
 from .predictors import KINDS, by_language, cross_fit, fixed_predictors, panel_predictions
 from .sampling import sample_labels
 
-__all__ = ["KINDS", "RANK_COLUMNS", "LabelEstimates", "MeanEstimate", "PPIEstimate", "anytime_ppi",
-           "by_language", "classical_mean", "collect", "cross_fit", "differences",
-           "draw_items", "error_model", "fixed_predictors", "ipw_ppi_mean", "item_predictions",
-           "judge_spread", "label_estimates", "label_plan", "label_progress", "labels_needed",
-           "language_rows", "next_batch", "panel_predictions", "ppi_mean", "rank_sets", "sample_labels",
+__all__ = ["KINDS", "LabelEstimates", "MeanEstimate", "PPIEstimate", "RANK_COLUMNS",
+           "anytime_ppi", "by_language", "classical_mean", "collect", "cross_fit",
+           "differences", "draw_items", "error_model", "fixed_predictors", "ipw_ppi_mean",
+           "item_predictions", "judge_spread", "label_estimates", "label_plan",
+           "label_progress", "labels_needed", "language_rows", "next_batch",
+           "panel_predictions", "ppi_mean", "rank_sets", "sample_labels",
            "sampling_probabilities", "tuned_lambda", "z_quantile"]
