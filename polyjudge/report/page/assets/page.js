@@ -34,7 +34,8 @@
     return value.toFixed(4);
   }
   function show(row, c) {
-    const v = row[c.key];
+    // an interval is missing where its low end is
+    const v = c.type === "interval" ? row[c.low] : row[c.key];
     if (c.missing && (v === null || v === undefined)) return c.missing;
     switch (c.type) {
       case "interval": {
