@@ -77,5 +77,4 @@ def test_a_list_of_sources_with_constants_and_a_third_factor_runs_through(run):
             "reversal") in log
     assert "panel mtbench: stratum has 2 values; used by no analysis; ignored by cbc" in log
     page = (results / "index.html").read_text()
-    assert ("The ranking averages each cell's runs over 2 frameworks (repeats, or the systems "
-            "judged) and pools 2 task strata.") in page
+    assert "Averaged over 2 frameworks per cell and 2 task strata." in page

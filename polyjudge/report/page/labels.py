@@ -50,7 +50,8 @@ def side_by_side(cid: str, estimates: pd.DataFrame) -> dict:
     data = _records(frame, ["language", "system", "shown", "estimate", "ci_low", "ci_high",
                             "n_labels"])
     order = [SHOWN[k] for k in SHOWN if k in set(frame["key"])]
-    y = {"field": "shown", "type": "nominal", "sort": order, "title": None}
+    # the colour legend names the estimators: rows 11 px apart leave no room for axis labels
+    y = {"field": "shown", "type": "nominal", "sort": order, "title": None, "axis": None}
     colour = {"field": "shown", "type": "nominal", "sort": order, "title": None}
     tooltip = [{"field": f} for f in ("language", "system", "shown")] + [
         {"field": f, "type": "quantitative", "format": ".3f"}

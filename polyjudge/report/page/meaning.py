@@ -86,11 +86,10 @@ def pooled_factors(res: Results, name: str) -> str:
     found = (res.json(f"{name}/shape.json") or {}).get("factors") or {}
     parts = []
     if "framework" in found:
-        parts.append(f"averages each cell's runs over {found['framework']['values']} "
-                     "frameworks (repeats, or the systems judged)")
+        parts.append(f"{found['framework']['values']} frameworks per cell")
     if "stratum" in found:
-        parts.append(f"pools {found['stratum']['values']} task strata")
-    return f"The ranking {' and '.join(parts)}." if parts else ""
+        parts.append(f"{found['stratum']['values']} task strata")
+    return f"Averaged over {' and '.join(parts)}." if parts else ""
 
 
 def names(items: list[str]) -> str:
