@@ -61,7 +61,8 @@ def code_verdicts(verdicts: pd.DataFrame, reference: pd.Series | None = None,
                   languages=None, judges=None) -> Coded:
     """Integer codes for the columns of ``verdicts`` (and the reference's labels, which share
     the categories)."""
-    frame = verdicts.dropna(subset=["verdict"])
+    # copies of 10^7 rows only where rows are dropped: the card's memory at scale is its copies
+    frame = only(verdicts, verdicts["verdict"].notna().to_numpy())
     cluster = frame["cluster"] if "cluster" in frame else frame["item"]
     labels = frame["verdict"].astype(float)
     if reference is not None:
@@ -72,13 +73,18 @@ def code_verdicts(verdicts: pd.DataFrame, reference: pd.Series | None = None,
     cluster_codes, cluster_names = codes(cluster)
     item_codes, items = codes(frame["item"])
     coded = pd.DataFrame({
-        "item": item_codes,
-        "language": positions(frame["language"], languages),
-        "judge": positions(frame["judge"], judges),
-        "cluster": cluster_codes,
-        "category": np.searchsorted(values, frame["verdict"].astype(float).to_numpy())})
-    coded = coded[(coded["language"] >= 0) & (coded["judge"] >= 0)]
+        "item": item_codes.astype(np.int32),
+        "language": positions(frame["language"], languages).astype(np.int32),
+        "judge": positions(frame["judge"], judges).astype(np.int32),
+        "cluster": cluster_codes.astype(np.int32),
+        "category": np.searchsorted(values, frame["verdict"].to_numpy(float)).astype(np.int32)})
+    coded = only(coded, (coded["language"].to_numpy() >= 0) & (coded["judge"].to_numpy() >= 0))
     return Coded(coded, values, languages, judges, len(cluster_names), items)
+
+
+def only(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
+    """The rows of ``frame`` where ``keep``: ``frame`` itself where every row is kept."""
+    return frame if keep.all() else frame[keep]
 
 
 def positions(column: pd.Series, labels) -> np.ndarray:
@@ -99,7 +105,7 @@ def reference_codes(coded: Coded, reference: pd.Series) -> np.ndarray:
 
 def with_reference(verdicts: pd.DataFrame, reference: pd.Series) -> pd.DataFrame:
     """The verdicts on items the reference labels."""
-    return verdicts[as_text(verdicts["item"]).isin(reference.index.astype(str)).to_numpy()]
+    return only(verdicts, as_text(verdicts["item"]).isin(reference.index.astype(str)).to_numpy())
 
 
 def cluster_tables(cell, cluster, first, second, n_cells, n_clusters, n_categories):

@@ -118,10 +118,12 @@ needs the sums of one language only."""
 
 
 def replicate_sums(block, n_languages: int, n_clusters: int, replicates: int, seed: int,
-                   budget: int = DENSE_BUDGET):
+                   budget: int | None = None):
     """``(point, replicates)`` of the per-cluster sums ``block(language)`` (clusters x
     columns), ``(L, columns)`` and ``(R, L, columns)``: all languages in one product when
-    they fit in ``budget`` bytes, else one language at a time."""
+    they fit in ``budget`` bytes (default :data:`DENSE_BUDGET`), else one language at a
+    time."""
+    budget = DENSE_BUDGET if budget is None else budget
     first = block(0) if n_languages else np.zeros((n_clusters, 0))
     if n_clusters * first.shape[1] * n_languages * 8 <= budget:
         stacked = np.stack([first] + [block(l) for l in range(1, n_languages)], axis=1)
