@@ -5,7 +5,7 @@ at scale"): every kind of card job, as the rule runs it, in a fresh subprocess e
   requirements = 10,000,800 verdicts, a task the cluster) with a human reference label for
   every requirement: read, turned into verdicts, the card with 1,000 replicates (agreement,
   language tests, redundancy, ranking), its four CSVs written.
-* ``margins``: a preference panel of 10^7 margins (12 languages x 10 backbones x 83,334
+* ``margins``: a preference panel of 10^7 margins (12 languages x 10 backbones x 83,333
   items, each its own cluster) against the chosen side.
 * ``no_reference``: the requirement table without reference labels (agreement among the
   judges and the residual correlations only).

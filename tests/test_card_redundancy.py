@@ -151,3 +151,20 @@ def test_the_page_shows_the_effective_judges_and_the_ranking(tmp_path):
     assert [row[summary["keys"].index("n_judges")] for row in summary["data"]] == [3, 3]
     ranking = tables["p.card_ranking"]
     assert len(ranking["data"]) == 6 and ranking["data"][0][:3] == ["en", 1, "j0"]
+
+
+def test_one_language_at_a_time_gives_the_all_languages_numbers(monkeypatch):
+    """Above the dense budget the sums are taken and resampled one language at a time (a job
+    of single-item clusters): the same draws, so the same numbers up to rounding."""
+    from polyjudge.analyses.card import redundancy as module
+    rng = np.random.default_rng(4)
+    verdicts, reference = panel(rng, [0.1, 0.2, 0.3], n=400, clusters=400,
+                                languages=("en", "fr"))
+    together = [redundancy(verdicts, ref, level="interval", replicates=50)
+                for ref in (reference, None)]
+    monkeypatch.setattr(module, "DENSE_BUDGET", 0)
+    apart = [redundancy(verdicts, ref, level="interval", replicates=50)
+             for ref in (reference, None)]
+    for a, b in zip(together, apart):
+        assert len(a) >= 6  # every pair in both languages (and the panel, with a reference)
+        pd.testing.assert_frame_equal(a, b, rtol=1e-12)

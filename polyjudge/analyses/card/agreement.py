@@ -61,7 +61,8 @@ def code_verdicts(verdicts: pd.DataFrame, reference: pd.Series | None = None,
                   languages=None, judges=None) -> Coded:
     """Integer codes for the columns of ``verdicts`` (and the reference's labels, which share
     the categories)."""
-    frame = verdicts.dropna(subset=["verdict"])
+    # copies of 10^7 rows only where rows are dropped: the card's memory at scale is its copies
+    frame = only(verdicts, verdicts["verdict"].notna().to_numpy())
     cluster = frame["cluster"] if "cluster" in frame else frame["item"]
     labels = frame["verdict"].astype(float)
     if reference is not None:
@@ -72,13 +73,18 @@ def code_verdicts(verdicts: pd.DataFrame, reference: pd.Series | None = None,
     cluster_codes, cluster_names = codes(cluster)
     item_codes, items = codes(frame["item"])
     coded = pd.DataFrame({
-        "item": item_codes,
-        "language": positions(frame["language"], languages),
-        "judge": positions(frame["judge"], judges),
-        "cluster": cluster_codes,
-        "category": np.searchsorted(values, frame["verdict"].astype(float).to_numpy())})
-    coded = coded[(coded["language"] >= 0) & (coded["judge"] >= 0)]
+        "item": item_codes.astype(np.int32),
+        "language": positions(frame["language"], languages).astype(np.int32),
+        "judge": positions(frame["judge"], judges).astype(np.int32),
+        "cluster": cluster_codes.astype(np.int32),
+        "category": np.searchsorted(values, frame["verdict"].to_numpy(float)).astype(np.int32)})
+    coded = only(coded, (coded["language"].to_numpy() >= 0) & (coded["judge"].to_numpy() >= 0))
     return Coded(coded, values, languages, judges, len(cluster_names), items)
+
+
+def only(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
+    """The rows of ``frame`` where ``keep``: ``frame`` itself where every row is kept."""
+    return frame if keep.all() else frame[keep]
 
 
 def positions(column: pd.Series, labels) -> np.ndarray:
@@ -99,29 +105,48 @@ def reference_codes(coded: Coded, reference: pd.Series) -> np.ndarray:
 
 def with_reference(verdicts: pd.DataFrame, reference: pd.Series) -> pd.DataFrame:
     """The verdicts on items the reference labels."""
-    return verdicts[as_text(verdicts["item"]).isin(reference.index.astype(str)).to_numpy()]
+    return only(verdicts, as_text(verdicts["item"]).isin(reference.index.astype(str)).to_numpy())
 
 
 def cluster_tables(cell, cluster, first, second, n_cells, n_clusters, n_categories):
-    """Counts ``A[cluster, cell, a, b]`` of units of each cell in each cluster."""
+    """Counts ``A[cluster, (cell, a, b)]`` of units of each cell in each cluster, as a sparse
+    clusters x (cells x categories^2) matrix: a cluster touches a few cells, and a dense table
+    of 10^5 single-item clusters would need gigabytes. Counts are whole numbers, so sums over
+    them are exact in any order."""
+    from scipy import sparse  # scipy only when a card is made: `import polyjudge` stays light
     k = n_categories
-    flat = ((cluster * n_cells + cell) * k + first) * k + second
-    counts = np.bincount(flat, minlength=n_clusters * n_cells * k * k)
-    return counts.reshape(n_clusters, n_cells, k, k).astype(float)
+    column = (np.asarray(cell, dtype=np.int64) * k + first) * k + second
+    return sparse.csr_array((np.ones(len(column)), (np.asarray(cluster, dtype=np.int64),
+                                                    column)),
+                            shape=(n_clusters, n_cells * k * k))
+
+
+def clusters_per_cell(A, n_cells: int) -> np.ndarray:
+    """How many clusters have a unit in each cell of a sparse :func:`cluster_tables`."""
+    coo = A.tocoo()
+    width = A.shape[1] // max(n_cells, 1)
+    touched = np.unique(coo.row.astype(np.int64) * n_cells
+                        + coo.col.astype(np.int64) // width)
+    return np.bincount(touched % n_cells, minlength=n_cells) if n_cells else np.zeros(0, int)
 
 
 def replicate_tables(A, n_replicates, seed):
     """``(point, replicates)``: ``A`` summed over clusters, and with bootstrap multiplicities
-    (``R x clusters`` from :func:`~polyjudge.cbc.bootstrap.task_bootstrap`)."""
-    point = A.sum(axis=0)
+    (``R x clusters`` from :func:`~polyjudge.cbc.bootstrap.task_bootstrap`). ``A`` is dense
+    (clusters x any shape) or a sparse clusters x columns matrix."""
+    sparse_input = not isinstance(A, np.ndarray)
+    point = np.asarray(A.sum(axis=0)).reshape(A.shape[1:])
     if n_replicates == 0 or A.shape[0] < 2:
         return point, None
     # in chunks of replicates (the same draws: the generator's stream runs on), so the
     # replicates x clusters multiplicities stay small however many clusters a panel has
-    flat = A.reshape(A.shape[0], -1)
+    flat = A if sparse_input else A.reshape(A.shape[0], -1)
     chunk = replicate_chunk(n_replicates, 2 * A.shape[0] + flat.shape[1])
-    reps = np.concatenate([boot.counts.astype(float) @ flat for boot in task_bootstrap_chunks(
-        A.shape[0], n_replicates, np.random.default_rng(seed), chunk)])
+    # C order whatever the product returns (a sparse product's is transposed), so every
+    # measure sums the replicates in the same order as a dense product's
+    reps = np.concatenate([np.ascontiguousarray(boot.counts.astype(float) @ flat)
+                           for boot in task_bootstrap_chunks(
+                               A.shape[0], n_replicates, np.random.default_rng(seed), chunk)])
     return point, reps.reshape((n_replicates,) + A.shape[1:])
 
 
@@ -201,13 +226,14 @@ def reference_agreement(verdicts: pd.DataFrame, reference: pd.Series, level: str
     cell = frame["language"].to_numpy() * J + frame["judge"].to_numpy()
     A = cluster_tables(cell, frame["cluster"].to_numpy(), frame["category"].to_numpy(), second,
                        L * J, coded.n_clusters, K)
-    # pooled over languages: one more cell per judge
-    A = np.concatenate([A, A.reshape(coded.n_clusters, L, J, K, K).sum(axis=1)], axis=1)
+    A = pooled_cells(A, L, J * K * K)
     point, reps = replicate_tables(A, replicates, seed)
+    point = point.reshape(-1, K, K)
+    reps = None if reps is None else reps.reshape(replicates, -1, K, K)
     names = [{"language": lang, "judge": j, "versus": "reference"}
              for lang in [*coded.languages, ALL_LANGUAGES] for j in coded.judges]
     n_items = point.sum(axis=(-2, -1))
-    n_clusters = (A.sum(axis=(-2, -1)) > 0).sum(axis=0)
+    n_clusters = clusters_per_cell(A, (L + 1) * J)
     functions = measure_functions(level, coded.values)
     if truth.nunique() < 2:  # one right answer for every item (a preference's chosen side):
         # chance-corrected measures are undefined, the share of agreement is the accuracy
@@ -220,6 +246,17 @@ def reference_agreement(verdicts: pd.DataFrame, reference: pd.Series, level: str
             for j, judge in enumerate(coded.judges):
                 per_language[judge, measure] = values[:, :, j]
     return table, per_language
+
+
+def pooled_cells(A, n_languages: int, width: int):
+    """Sparse ``A`` (clusters x languages x ``width``) with one more block of ``width`` columns
+    per cluster: the sum over languages (the cells pooled over languages)."""
+    from scipy import sparse
+    stack = sparse.csr_array((np.ones(n_languages * width),
+                              (np.arange(n_languages * width),
+                               np.tile(np.arange(width), n_languages))),
+                             shape=(n_languages * width, width))
+    return sparse.hstack([A, A @ stack], format="csr")
 
 
 def panel_agreement(verdicts: pd.DataFrame, level: str = "nominal", replicates: int = 1000,
@@ -272,46 +309,68 @@ def panel_agreement(verdicts: pd.DataFrame, level: str = "nominal", replicates: 
     names = [{"language": lang, "judge": "panel", "versus": "panel"} for lang in coded.languages]
     rows += _rows(point, reps, names, {f"krippendorff_alpha_{level}": alpha,
                                        "fleiss_kappa": fleiss}, confidence, items, clusters)
-    A, judge_pairs = pair_tables(frame, L, J, G, K)
+    point, reps, n_pair_clusters, judge_pairs = pair_replicates(frame, L, J, G, K,
+                                                                 replicates, seed)
     if len(judge_pairs):
-        point, reps = replicate_tables(A, replicates, seed)
         names = [{"language": lang, "judge": coded.judges[a], "versus": coded.judges[b]}
                  for lang in coded.languages for a, b in judge_pairs]
         rows += _rows(point, reps, names, {"cohen_kappa": measures.cohen_kappa,
                                            "percent_agreement": measures.percent_agreement},
-                      confidence, point.sum(axis=(-2, -1)),
-                      (A.sum(axis=(-2, -1)) > 0).sum(axis=0))
+                      confidence, point.sum(axis=(-2, -1)), n_pair_clusters)
     return pd.DataFrame(rows)
 
 
-def pair_tables(frame: pd.DataFrame, n_languages: int, n_judges: int, n_clusters: int,
-                n_categories: int) -> tuple[np.ndarray, list]:
-    """``A[cluster, language x pair, a, b]`` of every pair of judges (a < b) that rated an item
-    in some language, and the pairs. Built one language at a time from an items x judges
-    matrix of that language, so memory stays that of one language's verdicts, not of every
-    pair's rows at once."""
+def pair_replicates(frame: pd.DataFrame, n_languages: int, n_judges: int, n_clusters: int,
+                    n_categories: int, n_replicates: int, seed: int):
+    """``(point, replicates, n_clusters, pairs)`` of the tables ``[language x pair, a, b]`` of
+    every pair of judges (a < b) that rated an item in some language, and the pairs. One
+    language at a time (its sparse tables, built from an items x judges matrix of that
+    language, and their replicates with the same draws), so memory stays that of one
+    language's verdicts, not of every pair's rows at once."""
     J, K = n_judges, n_categories
     pairs = [(a, b) for a in range(J) for b in range(a + 1, J)]
-    A = np.zeros((n_clusters, n_languages, len(pairs), K, K))
-    used = np.zeros(len(pairs), dtype=bool)
+    P = len(pairs)
+    if not n_languages or not P:
+        return np.zeros((0, K, K)), None, np.zeros(0, int), []
+    points, reps, clusters = [], [], []
     for language in range(n_languages):
-        part = frame[frame["language"].to_numpy() == language].drop_duplicates(["item", "judge"])
-        if part.empty:
-            continue
-        _, unit = np.unique(part["item"].to_numpy(), return_inverse=True)
-        category = np.full((unit.max() + 1, J), -1, dtype=np.int64)
-        category[unit, part["judge"].to_numpy()] = part["category"].to_numpy()
-        cluster = np.zeros(unit.max() + 1, dtype=np.int64)
-        cluster[unit] = part["cluster"].to_numpy()
-        for p, (a, b) in enumerate(pairs):
-            both = (category[:, a] >= 0) & (category[:, b] >= 0)
-            if both.any():
-                used[p] = True
-                flat = (cluster[both] * K + category[both, a]) * K + category[both, b]
-                A[:, language, p] = np.bincount(flat, minlength=n_clusters * K * K).reshape(
-                    n_clusters, K, K)
-    A = A[:, :, used].reshape(n_clusters, -1, K, K)
-    return A, [pair for pair, u in zip(pairs, used) if u]
+        A = language_pair_tables(frame, language, J, pairs, n_clusters, K)
+        point, rep = replicate_tables(A, n_replicates, seed)
+        points.append(point.reshape(P, K, K))
+        reps.append(None if rep is None else rep.reshape(-1, P, K, K))
+        clusters.append(clusters_per_cell(A, P))
+    point = np.stack(points)
+    used = point.sum(axis=(0, -2, -1)) > 0
+    rep = None if reps[0] is None else np.stack(reps, axis=1)[:, :, used].reshape(
+        n_replicates, -1, K, K)
+    return (point[:, used].reshape(-1, K, K), rep, np.stack(clusters)[:, used].ravel(),
+            [pair for pair, u in zip(pairs, used) if u])
+
+
+def language_pair_tables(frame: pd.DataFrame, language: int, n_judges: int, pairs: list,
+                         n_clusters: int, n_categories: int):
+    """Sparse ``A[cluster, (pair, a, b)]`` of one language (:func:`cluster_tables`)."""
+    K = n_categories
+    part = frame[frame["language"].to_numpy() == language].drop_duplicates(["item", "judge"])
+    if part.empty:
+        return cluster_tables(np.zeros(0, int), np.zeros(0, int), np.zeros(0, int),
+                              np.zeros(0, int), len(pairs), n_clusters, K)
+    J = n_judges
+    _, unit = np.unique(part["item"].to_numpy(), return_inverse=True)
+    category = np.full((unit.max() + 1, J), -1, dtype=np.int64)
+    category[unit, part["judge"].to_numpy()] = part["category"].to_numpy()
+    cluster = np.zeros(unit.max() + 1, dtype=np.int64)
+    cluster[unit] = part["cluster"].to_numpy()
+    cells, clusters, first, second = [], [], [], []
+    for p, (a, b) in enumerate(pairs):
+        both = (category[:, a] >= 0) & (category[:, b] >= 0)
+        cells.append(np.full(both.sum(), p))
+        clusters.append(cluster[both])
+        first.append(category[both, a])
+        second.append(category[both, b])
+    return cluster_tables(np.concatenate(cells), np.concatenate(clusters),
+                          np.concatenate(first), np.concatenate(second), len(pairs),
+                          n_clusters, K)
 
 
 def language_test(point: np.ndarray, replicates: np.ndarray) -> tuple[float, int, float]:

@@ -85,30 +85,57 @@ def _errors(frame: pd.DataFrame, values: np.ndarray, second, level: str) -> np.n
     return verdict - values[second]
 
 
-def cluster_moments(frame: pd.DataFrame, errors: np.ndarray, n_languages: int,
-                    n_judges: int, n_clusters: int) -> np.ndarray:
-    """``M[cluster, language, s, j, k]``: the sums of :func:`error_correlation` per cluster,
-    built one language at a time (an items x judges matrix of that language only)."""
+def cluster_moments(frame: pd.DataFrame, errors: np.ndarray, language: int, n_judges: int,
+                    n_clusters: int) -> np.ndarray:
+    """``M[cluster, s, j, k]``: the sums of :func:`error_correlation` per cluster in one
+    language, from an items x judges matrix of that language only."""
     J = n_judges
-    out = np.zeros((n_clusters, n_languages, 4, J, J))
-    for language in range(n_languages):
-        rows = frame["language"].to_numpy() == language
-        if not rows.any():
-            continue
-        part = frame[rows]
-        items, unit = np.unique(part["item"].to_numpy(), return_inverse=True)
-        E = np.zeros((len(items), J))
-        M = np.zeros((len(items), J))
-        E[unit, part["judge"].to_numpy()] = errors[rows]
-        M[unit, part["judge"].to_numpy()] = 1.0
-        cluster = np.zeros(len(items), dtype=int)
-        cluster[unit] = part["cluster"].to_numpy()
-        for s, (left, right) in enumerate(((M, M), (E, M), (E * E, M), (E, E))):
-            products = (left[:, :, None] * right[:, None, :]).reshape(len(items), J * J)
-            summed = np.zeros((n_clusters, J * J))
-            np.add.at(summed, cluster, products)
-            out[:, language, s] = summed.reshape(n_clusters, J, J)
+    out = np.zeros((n_clusters, 4, J, J))
+    rows = frame["language"].to_numpy() == language
+    if not rows.any():
+        return out
+    part = frame[rows]
+    items, unit = np.unique(part["item"].to_numpy(), return_inverse=True)
+    E = np.zeros((len(items), J))
+    M = np.zeros((len(items), J))
+    E[unit, part["judge"].to_numpy()] = errors[rows]
+    M[unit, part["judge"].to_numpy()] = 1.0
+    cluster = np.zeros(len(items), dtype=int)
+    cluster[unit] = part["cluster"].to_numpy()
+    for s, (left, right) in enumerate(((M, M), (E, M), (E * E, M), (E, E))):
+        products = (left[:, :, None] * right[:, None, :]).reshape(len(items), J * J)
+        summed = np.zeros((n_clusters, J * J))
+        np.add.at(summed, cluster, products)
+        out[:, s] = summed.reshape(n_clusters, J, J)
     return out
+
+
+DENSE_BUDGET = 256 * 2 ** 20
+"""Bytes up to which the per-cluster sums of every language are one dense matrix (one
+bootstrap product for all languages); above it, one language at a time (the same draws, the
+same numbers up to the last bits of rounding), so a job whose every item is its own cluster
+needs the sums of one language only."""
+
+
+def replicate_sums(block, n_languages: int, n_clusters: int, replicates: int, seed: int,
+                   budget: int | None = None):
+    """``(point, replicates)`` of the per-cluster sums ``block(language)`` (clusters x
+    columns), ``(L, columns)`` and ``(R, L, columns)``: all languages in one product when
+    they fit in ``budget`` bytes (default :data:`DENSE_BUDGET`), else one language at a
+    time."""
+    budget = DENSE_BUDGET if budget is None else budget
+    first = block(0) if n_languages else np.zeros((n_clusters, 0))
+    if n_clusters * first.shape[1] * n_languages * 8 <= budget:
+        stacked = np.stack([first] + [block(l) for l in range(1, n_languages)], axis=1)
+        return replicate_tables(stacked, replicates, seed)
+    points, reps = [], []
+    for language in range(n_languages):
+        point, rep = replicate_tables(first if language == 0 else block(language),
+                                      replicates, seed)
+        first = None
+        points.append(point)
+        reps.append(rep)
+    return np.stack(points), None if reps[0] is None else np.stack(reps, axis=1)
 
 
 def _centre_complete_items(frame: pd.DataFrame, values: np.ndarray) -> tuple[pd.DataFrame,
@@ -183,18 +210,23 @@ def redundancy(verdicts: pd.DataFrame, reference: pd.Series | None = None,
         frame, errors = _centre_complete_items(coded.frame, coded.values)
         second = None
     L, J, K, G = len(coded.languages), len(coded.judges), len(coded.values), coded.n_clusters
-    moments = cluster_moments(frame, errors, L, J, G)
-    stacked = [moments.reshape(G, L, -1)]
     if has_reference:
         cell = frame["language"].to_numpy() * J + frame["judge"].to_numpy()
         judge_tables = cluster_tables(cell, frame["cluster"].to_numpy(),
                                       frame["category"].to_numpy(), second, L * J, G, K)
         constant = ref.nunique() < 2
-        stacked += [judge_tables.reshape(G, L, J * K * K),
-                    majority_tables(frame, second, L, G, K).reshape(G, L, K * K)]
-    point, reps = replicate_tables(np.concatenate(stacked, axis=-1)[..., None, None],
-                                   replicates, seed)
-    point, reps = point[..., 0, 0], None if reps is None else reps[..., 0, 0]
+        majority = majority_tables(frame, second, L, G, K).reshape(G, L, K * K)
+
+    def block(language):
+        """One language's per-cluster sums: error moments (then its judges' tables and the
+        majority's table, with a reference)."""
+        parts = [cluster_moments(frame, errors, language, J, G).reshape(G, -1)]
+        if has_reference:
+            width = J * K * K
+            parts += [judge_tables[:, language * width:(language + 1) * width].toarray(),
+                      majority[:, language]]
+        return np.concatenate(parts, axis=1)
+    point, reps = replicate_sums(block, L, G, replicates, seed)
     width = 4 * J * J
     shape = (L, 4, J, J)
     corr = error_correlation(point[:, :width].reshape(shape))
