@@ -85,6 +85,31 @@ def card_sentences(res: Results, name: str) -> list[str]:
     return [text]
 
 
+def judge_language_heatmap(rows: pd.DataFrame, data: list, label: str, scale: dict,
+                           text: dict, units: str) -> dict:
+    """The card's judge x language heatmap spec: ``data`` (records of ``rows``) coloured by
+    ``estimate`` on ``scale``, ``text`` written in each cell, the interval and the ``units``
+    counted in the tooltip."""
+    tooltip = [{"field": "language"}, {"field": "judge"},
+               {"field": "estimate", "type": "quantitative", "format": ".3f", "title": label},
+               {"field": "ci_low", "type": "quantitative", "format": ".3f",
+                "title": "interval low"},
+               {"field": "ci_high", "type": "quantitative", "format": ".3f",
+                "title": "interval high"},
+               {"field": "n_items", "type": "quantitative", "title": units}]
+    encoding = {"x": {"field": "judge", "type": "nominal", "sort": _order(rows, "judge"),
+                      "title": None, "axis": {"labelAngle": -30}},
+                "y": {"field": "language", "type": "nominal", "sort": _order(rows, "language"),
+                      "title": None, "axis": {"labelLimit": 400}}}
+    return _spec({"encoding": encoding, "layer": [
+        {"mark": "rect", "encoding": {
+            "color": {"field": "estimate", "type": "quantitative", "title": label,
+                      "scale": scale},
+            "tooltip": tooltip}},
+        {"mark": {"type": "text", "fontSize": 10}, "encoding": {"text": text}}],
+        "width": {"step": 64}, "height": {"step": 26}}, data)
+
+
 def card_heatmap(cid: str, kappa: pd.DataFrame, label: str = "kappa") -> dict:
     """The lead measure against the reference (:func:`polyjudge.analyses.card.headline`) as a
     judge x language heatmap on a fixed scale (-1..1 for kappa, 0..1 for accuracy); the
@@ -92,27 +117,11 @@ def card_heatmap(cid: str, kappa: pd.DataFrame, label: str = "kappa") -> dict:
     data = _records(kappa, ["language", "judge", "estimate", "ci_low", "ci_high", "n_items"])
     for row in data:
         row["language"], row["judge"] = str(row["language"]), str(row["judge"])
-    tooltip = [{"field": "language"}, {"field": "judge"},
-               {"field": "estimate", "type": "quantitative", "format": ".3f", "title": label},
-               {"field": "ci_low", "type": "quantitative", "format": ".3f",
-                "title": "interval low"},
-               {"field": "ci_high", "type": "quantitative", "format": ".3f",
-                "title": "interval high"},
-               {"field": "n_items", "type": "quantitative", "title": "items"}]
-    encoding = {"x": {"field": "judge", "type": "nominal", "sort": _order(kappa, "judge"),
-                      "title": None, "axis": {"labelAngle": -30}},
-                "y": {"field": "language", "type": "nominal", "sort": _order(kappa, "language"),
-                      "title": None, "axis": {"labelLimit": 400}}}
-    spec = _spec({"encoding": encoding, "layer": [
-        {"mark": "rect", "encoding": {
-            "color": {"field": "estimate", "type": "quantitative", "title": label,
-                      "scale": ({"scheme": "blueorange", "domain": [-1, 1], "domainMid": 0}
-                                if label != "accuracy" else
-                                {"scheme": "blues", "domain": [0, 1]})},
-            "tooltip": tooltip}},
-        {"mark": {"type": "text", "fontSize": 10},
-         "encoding": {"text": {"field": "estimate", "type": "quantitative", "format": ".2f"}}}],
-        "width": {"step": 64}, "height": {"step": 26}}, data)
+    scale = ({"scheme": "blueorange", "domain": [-1, 1], "domainMid": 0}
+             if label != "accuracy" else {"scheme": "blues", "domain": [0, 1]})
+    spec = judge_language_heatmap(
+        kappa, data, label, scale,
+        {"field": "estimate", "type": "quantitative", "format": ".2f"}, "items")
     title = ("Cohen's kappa with the reference" if label != "accuracy"
              else "Accuracy against the reference")
     return _chart(cid, f"{title}, by language and judge", spec)
@@ -163,26 +172,9 @@ def bias_heatmap(cid: str, rows: pd.DataFrame, bias: str) -> dict:
         row["label"] = ("" if row["estimate"] is None else
                         f"{row['estimate']:.2f}" + ("*" if row["excludes_zero"] else ""))
     extent = float(rows["estimate"].abs().max()) or 1.0
-    tooltip = [{"field": "language"}, {"field": "judge"},
-               {"field": "estimate", "type": "quantitative", "format": ".3f", "title": bias},
-               {"field": "ci_low", "type": "quantitative", "format": ".3f",
-                "title": "interval low"},
-               {"field": "ci_high", "type": "quantitative", "format": ".3f",
-                "title": "interval high"},
-               {"field": "n_items", "type": "quantitative", "title": "units"}]
-    encoding = {"x": {"field": "judge", "type": "nominal", "sort": _order(rows, "judge"),
-                      "title": None, "axis": {"labelAngle": -30}},
-                "y": {"field": "language", "type": "nominal", "sort": _order(rows, "language"),
-                      "title": None, "axis": {"labelLimit": 400}}}
-    spec = _spec({"encoding": encoding, "layer": [
-        {"mark": "rect", "encoding": {
-            "color": {"field": "estimate", "type": "quantitative", "title": bias,
-                      "scale": {"scheme": "blueorange", "domain": [-extent, extent],
-                                "domainMid": 0}},
-            "tooltip": tooltip}},
-        {"mark": {"type": "text", "fontSize": 10},
-         "encoding": {"text": {"field": "label", "type": "nominal"}}}],
-        "width": {"step": 64}, "height": {"step": 26}}, data)
+    spec = judge_language_heatmap(
+        rows, data, bias, {"scheme": "blueorange", "domain": [-extent, extent], "domainMid": 0},
+        {"field": "label", "type": "nominal"}, "units")
     unit = str(rows["unit"].iloc[0])
     return _chart(cid, f"{bias.replace('_', '-').capitalize()} bias by language and judge "
                   f"({unit}; * interval excludes 0)", spec)
